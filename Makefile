@@ -1,0 +1,56 @@
+# coreq — see README.md. `make` builds build/coreq; `make host32` builds the i386 binary
+# build32/coreq; `make asan` builds build-asan/coreq; `make test` runs the whole suite.
+CC ?= gcc
+BUILD ?= build
+OPT ?= -O2 -g
+WARN = -Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral
+CFLAGS_ALL = -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. $(EXTRA_CFLAGS)
+LIBS = -l:libbfd-multiarch.so -ldw -lelf -ljansson -lz -lpthread
+
+TARGETS_SRC = $(wildcard targets/*.c)
+CORELIB_SRC = $(wildcard corelib/*.c)
+TOOL_SRC = $(wildcard tools/coreq/*.c)
+LIB_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TARGETS_SRC) $(CORELIB_SRC))
+TOOL_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
+UNIT_SRC = $(wildcard tests/unit/*.c)
+UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+HEADERS = $(wildcard targets/*.h corelib/*.h tools/coreq/*.h)
+
+.PHONY: all clean test unit host32 asan
+
+all: $(BUILD)/coreq $(BUILD)/mkcore $(UNIT_BIN)
+
+$(BUILD)/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libcoreq.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq.a $(LIBS)
+
+$(BUILD)/mkcore: tests/tools/mkcore.c $(BUILD)/libcoreq.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libcoreq.a $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcoreq.a tests/unit/check.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libcoreq.a $(LIBS)
+
+# 32-bit (i386) host build against an extracted Debian i386 sysroot.
+HOST32_SYSROOT ?= $(CURDIR)/build/sysroot-i386-host
+host32:
+	tools/host32/sysroot.sh $(HOST32_SYSROOT) >/dev/null
+	$(MAKE) BUILD=build32 CC=i686-linux-gnu-gcc-12 \
+	  EXTRA_CFLAGS="$$(bash tools/host32/env.sh $(HOST32_SYSROOT) --sh | sed -n 's/^HOST32_CFLAGS=//p' | tr -d "'\"")" \
+	  LDFLAGS="$$(bash tools/host32/env.sh $(HOST32_SYSROOT) --sh | sed -n 's/^HOST32_LDFLAGS=//p' | tr -d "'\"")"
+
+asan:
+	$(MAKE) BUILD=build-asan CC=clang-14 OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+
+test: all
+	tests/run.sh
+
+clean:
+	rm -rf build build32 build-asan

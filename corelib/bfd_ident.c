@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* Identification of the core by the multi-architecture libbfd: its target name and
+ * architecture are reported next to ours, and a disagreement is a problem worth showing
+ * (it is how a host-only libbfd silently misreads foreign cores). */
+#define PACKAGE "coreq"
+#define PACKAGE_VERSION "0"
+#include <bfd.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct cq_error *cq__core_bfd_identify(struct cq_core *core)
+{
+	static int initialized;
+	if (!initialized) {
+		bfd_init();
+		initialized = 1;
+	}
+	/* BFD assumes a fresh descriptor is at offset 0; an inflated copy is at its end. */
+	int fd = dup(core->file->fd);
+	if (fd >= 0 && lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0)
+		return cq_error_errno(errno, "%s: dup", core->file->path);
+	bfd *abfd = bfd_fdopenr(core->file->path, NULL, fd);
+	if (!abfd) {
+		close(fd);
+		cq_core_problem(core, "identification", "libbfd cannot open %s: %s",
+				core->file->path, bfd_errmsg(bfd_get_error()));
+		return NULL;
+	}
+	if (!bfd_check_format(abfd, bfd_core)) {
+		cq_core_problem(core, "identification",
+				"libbfd does not recognize %s as a %s core: %s", core->file->path,
+				core->target->name, bfd_errmsg(bfd_get_error()));
+	} else {
+		core->bfd_target = strdup(bfd_get_target(abfd));
+		core->bfd_arch = strdup(bfd_printable_name(abfd));
+		if (!core->bfd_target || !core->bfd_arch) {
+			bfd_close(abfd);
+			return &cq_error_nomem;
+		}
+		if (strncmp(core->bfd_arch, core->target->bfd_arch, strlen(core->target->bfd_arch)) != 0)
+			cq_core_problem(core, "identification",
+					"libbfd identifies %s as %s (%s), expected %s: is coreq linked with the multi-architecture libbfd?",
+					core->file->path, core->bfd_arch, core->bfd_target,
+					core->target->bfd_arch);
+	}
+	bfd_close(abfd);
+	return NULL;
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file core.h
+ * The core model: one opened Linux ELF core file of any supported architecture.
+ *
+ * cq_core_open() reads only the ELF and program headers and the notes (threads, auxv,
+ * process info, NT_FILE); memory is read lazily on request, images and symbols are found
+ * on first use. Nothing here knows about OpenMP or MPI.
+ */
+#ifndef COREQ_CORE_H
+#define COREQ_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../targets/target.h"
+#include "error.h"
+#include "file.h"
+
+struct cq_elf;
+struct cq_image;
+
+/** Where to look for the files a core names (libraries, the executable, debug files). */
+struct cq_core_options {
+	const char *exe;             /**< executable given by the user, or NULL */
+	const char *sysroot;         /**< prefix for absolute paths the core names */
+	const char *solib_search_path; /**< colon-separated directories, searched by basename */
+	const char *debug_dir;       /**< root of .build-id/xx/rest.debug and debuglink dirs */
+	uint64_t max_inflated;       /**< bound for compressed inputs (0: default) */
+};
+
+/** One PT_LOAD of the core. */
+struct cq_segment {
+	uint64_t vaddr, memsz;
+	uint64_t offset, filesz; /**< bytes of the segment present in the core file */
+	uint32_t flags;          /**< PF_R | PF_W | PF_X */
+};
+
+/** One thread (NT_PRSTATUS note and the notes that follow it). */
+struct cq_thread {
+	int32_t tid;
+	int32_t signal;          /**< pr_cursig */
+	uint8_t *regs;           /**< raw pr_reg block, target->reg_block_size bytes */
+	/** Bytes of regs the core really had (gdb 13 writes short riscv64 notes); the rest
+	 * is zero and reported as unavailable. */
+	uint16_t regs_size;
+	uint64_t pc, sp;
+	bool has_tp;
+	uint64_t tp;             /**< thread pointer, when the core has it */
+	/** From NT_386_TLS / NT_ARM_TLS, kept raw: the tp is derived from them. */
+	uint8_t *tls_note;
+	size_t tls_note_size;
+};
+
+/** One range of NT_FILE: a file mapped at [start, end) from file offset `offset`. */
+struct cq_file_map {
+	uint64_t start, end, offset;
+	char *path;
+};
+
+/** Something that is missing or suspicious; collected, then reported per item. */
+struct cq_problem {
+	char *item;    /**< what is affected, e.g. "image /lib/libc.so.6" */
+	char *message; /**< one line: why and what to do */
+};
+
+struct cq_core {
+	const struct cq_target *target;
+	struct cq_file *file;
+	struct cq_core_options opts;   /**< strings owned (copied) */
+	void *elf;                     /**< libelf handle of the core (Elf *) */
+	char *bfd_target;              /**< BFD's name for the core format, e.g. "elf64-s390" */
+	char *bfd_arch;                /**< BFD's printable architecture */
+
+	struct cq_segment *segments;   /**< sorted by vaddr, non-overlapping */
+	size_t nsegments;
+	/** Contents of the core stop here (it may be truncated). */
+	uint64_t file_end;
+
+	struct cq_thread *threads;
+	size_t nthreads;
+	size_t crash_thread;           /**< index into threads */
+	int32_t signal;                /**< the fatal signal (siginfo or crashing thread) */
+	int32_t si_code;
+	bool has_siginfo;
+	uint64_t si_addr;
+
+	uint64_t (*auxv)[2];
+	size_t nauxv;
+
+	bool has_psinfo;
+	int32_t pid, ppid;
+	uint32_t uid, gid;
+	char fname[17];
+	char psargs[81];
+
+	struct cq_file_map *file_maps; /**< NT_FILE, sorted by start */
+	size_t nfile_maps;
+	uint64_t page_size;            /**< NT_FILE's page size (0 if none) */
+
+	struct cq_image *images;       /**< loaded images; see image.h */
+	size_t nimages;
+	bool images_done;
+	char *images_source;           /**< "link_map", "NT_FILE", "executable only" */
+
+	struct cq_problem *problems;
+	size_t nproblems;
+};
+
+/** Open the core at @p path. */
+struct cq_error *cq_core_open(const char *path, const struct cq_core_options *opts,
+			      struct cq_core **ret);
+
+/** Close a core; NULL allowed. */
+void cq_core_close(struct cq_core *core);
+
+/** Value of auxv entry @p type; false if absent. */
+bool cq_core_auxv(const struct cq_core *core, uint64_t type, uint64_t *ret);
+
+/** Thread with kernel id @p tid, or NULL. */
+struct cq_thread *cq_core_thread(struct cq_core *core, int32_t tid);
+
+/** Value of register @p name of @p thread (false if the target has no such register). */
+bool cq_thread_reg(const struct cq_core *core, const struct cq_thread *thread,
+		   const char *name, uint64_t *ret);
+
+/** Whether register index @p i of @p thread was present in the core. */
+bool cq_thread_has_reg(const struct cq_core *core, const struct cq_thread *thread, unsigned i);
+
+/** Value of register index @p i of @p thread. */
+uint64_t cq_thread_reg_at(const struct cq_core *core, const struct cq_thread *thread, unsigned i);
+
+/** Record a problem (printf-style message). Problems are never fatal. */
+void cq_core_problem(struct cq_core *core, const char *item, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- memory (memory.c) --------------------------------------------------------------- */
+
+/** Where the bytes at an address come from. */
+enum cq_mem_source { CQ_MEM_CORE, CQ_MEM_FILE, CQ_MEM_NONE };
+
+/**
+ * Read @p len bytes of target memory at @p addr: core contents, else the file mapped
+ * there, else a CQ_ERR_FAULT error carrying the first unreadable address.
+ */
+struct cq_error *cq_core_read(struct cq_core *core, uint64_t addr, void *buf, size_t len);
+
+/** Read one unsigned integer of @p size bytes (target order). */
+struct cq_error *cq_core_read_uint(struct cq_core *core, uint64_t addr, unsigned size,
+				   uint64_t *ret);
+
+/** Read a target pointer. */
+struct cq_error *cq_core_read_ptr(struct cq_core *core, uint64_t addr, uint64_t *ret);
+
+/**
+ * Read a NUL-terminated string of at most @p max bytes (terminator included) into a new
+ * buffer. A string that does not end within @p max fails with CQ_ERR_MALFORMED.
+ */
+struct cq_error *cq_core_read_string(struct cq_core *core, uint64_t addr, size_t max,
+				     char **ret);
+
+/** Say where the byte at @p addr comes from; for CQ_MEM_FILE also the file path. */
+enum cq_mem_source cq_core_mem_source(struct cq_core *core, uint64_t addr, const char **path_ret);
+
+#endif

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+#include "elf_file.h"
+
+#include <elf.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void read_notes(struct cq_elf *e, Elf_Data *data)
+{
+	size_t pos = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+	while (pos < data->d_size &&
+	       (next = gelf_getnote(data, pos, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp((char *)data->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz > 0 &&
+		    nh.n_descsz <= sizeof(e->build_id)) {
+			memcpy(e->build_id, (char *)data->d_buf + desc_off, nh.n_descsz);
+			e->build_id_len = nh.n_descsz;
+		}
+		pos = next;
+	}
+}
+
+static struct cq_error *read_headers(struct cq_elf *e)
+{
+	Elf *elf = e->elf;
+	const char *path = e->file->path;
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(elf, &eh))
+		return cq_error_create(CQ_ERR_FORMAT, "%s: not a readable ELF file: %s", path,
+				       elf_errmsg(-1));
+	e->e_type = eh.e_type;
+	e->e_machine = eh.e_machine;
+	e->elf_class = eh.e_ident[EI_CLASS];
+	e->little_endian = eh.e_ident[EI_DATA] == ELFDATA2LSB;
+	e->entry = eh.e_entry;
+	size_t phnum;
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: bad program headers: %s", path,
+				       elf_errmsg(-1));
+	e->loads = calloc(phnum ? phnum : 1, sizeof(*e->loads));
+	if (!e->loads)
+		return &cq_error_nomem;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return cq_error_create(CQ_ERR_MALFORMED, "%s: program header %zu: %s", path,
+					       i, elf_errmsg(-1));
+		switch (ph.p_type) {
+		case PT_LOAD:
+			e->loads[e->nloads++] = (struct cq_load){ph.p_vaddr, ph.p_memsz, ph.p_offset,
+								 ph.p_filesz, ph.p_flags};
+			if (!e->has_phdr && ph.p_offset == 0) {
+				/* No PT_PHDR (static): the headers sit at the start of this load */
+				e->phdr_vaddr = ph.p_vaddr + eh.e_phoff;
+			}
+			break;
+		case PT_PHDR:
+			e->phdr_vaddr = ph.p_vaddr;
+			e->has_phdr = true;
+			break;
+		case PT_DYNAMIC:
+			e->dynamic_vaddr = ph.p_vaddr;
+			e->has_dynamic = true;
+			break;
+		case PT_TLS:
+			e->has_tls = true;
+			break;
+		case PT_NOTE: {
+			Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
+							   (size_t)ph.p_filesz, ELF_T_NHDR);
+			if (d)
+				read_notes(e, d);
+			break;
+		}
+		}
+	}
+	if (!e->has_phdr && e->nloads)
+		e->has_phdr = true; /* derived from the first load above */
+	/* Separate debug files have no PT_NOTE with contents: their build-id is a section. */
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+			if (!name)
+				continue;
+			if (sh.sh_type == SHT_NOTE && !e->build_id_len && sh.sh_type != SHT_NOBITS) {
+				Elf_Data *d = elf_getdata(scn, NULL);
+				if (d && d->d_type == ELF_T_NHDR)
+					read_notes(e, d);
+			} else if (strcmp(name, ".gnu_debuglink") == 0 && sh.sh_type != SHT_NOBITS) {
+				Elf_Data *d = elf_getdata(scn, NULL);
+				if (d && d->d_size > 0 && memchr(d->d_buf, 0, d->d_size)) {
+					e->debuglink = strdup(d->d_buf);
+					if (!e->debuglink)
+						return &cq_error_nomem;
+				}
+			}
+		}
+	}
+	return NULL;
+}
+
+struct cq_error *cq_elf_open(const char *path, struct cq_elf **ret)
+{
+	struct cq_elf *e = calloc(1, sizeof(*e));
+	if (!e)
+		return &cq_error_nomem;
+	struct cq_error *err = cq_file_open(path, 0, &e->file);
+	if (err) {
+		free(e);
+		return err;
+	}
+	elf_version(EV_CURRENT);
+	e->elf = elf_begin(e->file->fd, ELF_C_READ, NULL);
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
+		err = cq_error_create(CQ_ERR_FORMAT, "%s: not an ELF file", path);
+		cq_elf_close(e);
+		return err;
+	}
+	if ((err = read_headers(e))) {
+		cq_elf_close(e);
+		return err;
+	}
+	*ret = e;
+	return NULL;
+}
+
+void cq_elf_close(struct cq_elf *e)
+{
+	if (!e)
+		return;
+	free(e->syms);
+	free(e->by_addr);
+	free(e->loads);
+	free(e->debuglink);
+	if (e->elf)
+		elf_end(e->elf);
+	cq_file_close(e->file);
+	free(e);
+}
+
+static int sym_name_cmp(const void *a, const void *b)
+{
+	const struct cq_symbol *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	/* Among equal names: .symtab before .dynsym, global before weak before local. */
+	if (x->dynamic != y->dynamic)
+		return x->dynamic ? 1 : -1;
+	int rx = x->bind == STB_GLOBAL ? 0 : x->bind == STB_WEAK ? 1 : 2;
+	int ry = y->bind == STB_GLOBAL ? 0 : y->bind == STB_WEAK ? 1 : 2;
+	return rx - ry;
+}
+
+static int sym_addr_cmp(const void *a, const void *b)
+{
+	const struct cq_symbol *x = *(const struct cq_symbol *const *)a;
+	const struct cq_symbol *y = *(const struct cq_symbol *const *)b;
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	/* Prefer sized, global, function symbols as the name for an address. */
+	if ((x->size == 0) != (y->size == 0))
+		return x->size == 0 ? 1 : -1;
+	if (x->bind != y->bind)
+		return x->bind == STB_GLOBAL ? -1 : y->bind == STB_GLOBAL ? 1 : 0;
+	return strcmp(x->name, y->name);
+}
+
+struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
+{
+	if (e->syms_loaded)
+		return NULL;
+	size_t cap = 0, n = 0;
+	struct cq_symbol *syms = NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e->elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !sh.sh_entsize)
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			e->has_symtab = true;
+		size_t count = d->d_size / sh.sh_entsize;
+		for (size_t i = 1; i < count; i++) {
+			GElf_Sym s;
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF)
+				continue;
+			int type = GELF_ST_TYPE(s.st_info);
+			if (type == STT_SECTION || type == STT_FILE)
+				continue;
+			const char *name = elf_strptr(e->elf, sh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 256;
+				struct cq_symbol *p = realloc(syms, cap * sizeof(*p));
+				if (!p) {
+					free(syms);
+					return &cq_error_nomem;
+				}
+				syms = p;
+			}
+			syms[n++] = (struct cq_symbol){name, s.st_value, s.st_size, (uint8_t)type,
+						       (uint8_t)GELF_ST_BIND(s.st_info),
+						       sh.sh_type == SHT_DYNSYM};
+		}
+	}
+	if (n)
+		qsort(syms, n, sizeof(*syms), sym_name_cmp);
+	struct cq_symbol **by_addr = calloc(n ? n : 1, sizeof(*by_addr));
+	if (!by_addr) {
+		free(syms);
+		return &cq_error_nomem;
+	}
+	size_t na = 0;
+	for (size_t i = 0; i < n; i++)
+		if (syms[i].type != STT_TLS && syms[i].value != 0)
+			by_addr[na++] = &syms[i];
+	if (na)
+		qsort(by_addr, na, sizeof(*by_addr), sym_addr_cmp);
+	e->syms = syms;
+	e->nsyms = n;
+	e->by_addr = by_addr;
+	e->nby_addr = na;
+	e->syms_loaded = true;
+	return NULL;
+}
+
+const struct cq_symbol *cq_elf_find_symbol(const struct cq_elf *e, const char *name)
+{
+	size_t lo = 0, hi = e->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(e->syms[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < e->nsyms && strcmp(e->syms[lo].name, name) == 0)
+		return &e->syms[lo];
+	return NULL;
+}
+
+const struct cq_symbol *cq_elf_symbol_at(const struct cq_elf *e, uint64_t vaddr)
+{
+	size_t lo = 0, hi = e->nby_addr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e->by_addr[mid]->value <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	/* Several symbols at one address: the sort put the preferred one first. */
+	uint64_t v = e->by_addr[lo - 1]->value;
+	size_t first = lo - 1;
+	while (first > 0 && e->by_addr[first - 1]->value == v)
+		first--;
+	const struct cq_symbol *s = e->by_addr[first];
+	if (s->size && vaddr - s->value >= s->size)
+		return NULL;
+	return s;
+}
+
+struct cq_error *cq_elf_read_vaddr(struct cq_elf *e, uint64_t vaddr, void *buf, size_t len)
+{
+	for (size_t i = 0; i < e->nloads; i++) {
+		const struct cq_load *l = &e->loads[i];
+		if (vaddr >= l->vaddr && vaddr - l->vaddr < l->filesz &&
+		    len <= l->filesz - (vaddr - l->vaddr))
+			return cq_file_read(e->file, buf, len, l->offset + (vaddr - l->vaddr),
+					    "file contents");
+	}
+	return cq_error_fault(vaddr, "%s: address 0x%llx is not in the file's loaded contents",
+			      e->file->path, (unsigned long long)vaddr);
+}

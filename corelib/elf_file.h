@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file elf_file.h
+ * An ELF executable, shared object or separate debug file on disk (never the core):
+ * program headers, build-id, .gnu_debuglink and symbols (.symtab and .dynsym), read with
+ * libelf, which converts class and byte order for us.
+ */
+#ifndef COREQ_ELF_FILE_H
+#define COREQ_ELF_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "file.h"
+
+struct cq_symbol {
+	const char *name;   /**< points into the file's string table */
+	uint64_t value;     /**< st_value: link-time address, or TLS offset for STT_TLS */
+	uint64_t size;
+	uint8_t type;       /**< STT_* */
+	uint8_t bind;       /**< STB_* */
+	bool dynamic;       /**< from .dynsym */
+};
+
+struct cq_load {
+	uint64_t vaddr, memsz, offset, filesz;
+	uint32_t flags;
+};
+
+struct cq_elf {
+	struct cq_file *file;
+	void *elf;               /**< Elf * */
+	uint16_t e_type, e_machine;
+	uint8_t elf_class;
+	bool little_endian;
+	uint64_t entry;
+	struct cq_load *loads;   /**< PT_LOAD, in header order */
+	size_t nloads;
+	uint64_t phdr_vaddr;     /**< PT_PHDR p_vaddr (or derived), for the load bias */
+	bool has_phdr;
+	uint64_t dynamic_vaddr;  /**< PT_DYNAMIC p_vaddr */
+	bool has_dynamic;
+	bool has_tls;            /**< PT_TLS present */
+	uint8_t build_id[64];
+	size_t build_id_len;
+	char *debuglink;         /**< .gnu_debuglink file name, or NULL */
+
+	bool syms_loaded;
+	bool has_symtab;         /**< .symtab present (not stripped) */
+	struct cq_symbol *syms;  /**< defined symbols, sorted by name */
+	size_t nsyms;
+	struct cq_symbol **by_addr; /**< defined non-TLS symbols sorted by value */
+	size_t nby_addr;
+};
+
+/** Open the ELF file at @p path (compressed files are inflated transparently). */
+struct cq_error *cq_elf_open(const char *path, struct cq_elf **ret);
+
+/** Close; NULL allowed. */
+void cq_elf_close(struct cq_elf *e);
+
+/** Load the symbol tables (idempotent). */
+struct cq_error *cq_elf_load_symbols(struct cq_elf *e);
+
+/**
+ * Find the defined symbol @p name (.symtab preferred over .dynsym, global over local);
+ * NULL if absent. Symbols must be loaded.
+ */
+const struct cq_symbol *cq_elf_find_symbol(const struct cq_elf *e, const char *name);
+
+/** Nearest symbol at or below link-time address @p vaddr (inside its size when it has one). */
+const struct cq_symbol *cq_elf_symbol_at(const struct cq_elf *e, uint64_t vaddr);
+
+/**
+ * Read @p len bytes of the file's contents that back link-time address @p vaddr (PT_LOAD
+ * file part only). CQ_ERR_FAULT if the range is not file-backed.
+ */
+struct cq_error *cq_elf_read_vaddr(struct cq_elf *e, uint64_t vaddr, void *buf, size_t len);
+
+#endif

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+#include "file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* Chunks this large that are all zero become holes in the inflated file. */
+#define INFLATE_CHUNK (64 * 1024)
+
+static bool all_zero(const unsigned char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+static int make_temp_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	/* Filesystems without O_TMPFILE: create and unlink at once. */
+	char *tmpl;
+	if (asprintf(&tmpl, "%s/coreq-XXXXXX", dir) < 0)
+		return -1;
+	fd = mkostemp(tmpl, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(tmpl);
+	free(tmpl);
+	return fd;
+}
+
+static bool looks_compressed(const unsigned char *m, size_t n)
+{
+	if (n >= 2 && m[0] == 0x1f && m[1] == 0x8b)
+		return true;
+	/* zlib: CMF 0x78 and a header checksum divisible by 31 */
+	return n >= 2 && m[0] == 0x78 && ((m[0] << 8) | m[1]) % 31 == 0;
+}
+
+/* Inflate all of @p in (gzip members or one zlib stream) into the temporary file @p out. */
+static struct cq_error *inflate_to(int in, int out, const char *path, uint64_t max,
+				   uint64_t *size_ret)
+{
+	unsigned char *ibuf = malloc(2 * INFLATE_CHUNK), *obuf;
+	z_stream zs = {0};
+	struct cq_error *err = NULL;
+	uint64_t total = 0;
+	if (!ibuf)
+		return &cq_error_nomem;
+	obuf = ibuf + INFLATE_CHUNK;
+	if (inflateInit2(&zs, 15 + 32) != Z_OK) {
+		free(ibuf);
+		return cq_error_create(CQ_ERR_INTERNAL, "%s: zlib inflateInit failed", path);
+	}
+	bool eof = false, done = false;
+	while (!done) {
+		if (zs.avail_in == 0 && !eof) {
+			ssize_t n = read(in, ibuf, INFLATE_CHUNK);
+			if (n < 0) {
+				err = cq_error_errno(errno, "%s: read", path);
+				break;
+			}
+			eof = n == 0;
+			zs.next_in = ibuf;
+			zs.avail_in = (uInt)n;
+		}
+		zs.next_out = obuf;
+		zs.avail_out = INFLATE_CHUNK;
+		int rc = inflate(&zs, Z_NO_FLUSH);
+		size_t have = INFLATE_CHUNK - zs.avail_out;
+		if (rc != Z_OK && rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && have)) {
+			if (rc == Z_BUF_ERROR && eof)
+				err = cq_error_create(CQ_ERR_COMPRESSED,
+					"%s: compressed stream ends early (truncated after %llu bytes of output)",
+					path, (unsigned long long)total);
+			else
+				err = cq_error_create(CQ_ERR_COMPRESSED,
+					"%s: corrupt compressed data after %llu bytes of output (%s)",
+					path, (unsigned long long)total, zs.msg ? zs.msg : "zlib error");
+			break;
+		}
+		if (have > max - total || total + have > max) {
+			err = cq_error_create(CQ_ERR_COMPRESSED,
+				"%s: expands to more than %llu bytes; raise --max-inflate if this core is genuine",
+				path, (unsigned long long)max);
+			break;
+		}
+		if (all_zero(obuf, have)) {
+			if (lseek(out, (off_t)have, SEEK_CUR) < 0) {
+				err = cq_error_errno(errno, "%s: temporary file", path);
+				break;
+			}
+		} else if (write(out, obuf, have) != (ssize_t)have) {
+			err = cq_error_errno(errno ? errno : ENOSPC, "%s: writing inflated copy", path);
+			break;
+		}
+		total += have;
+		if (rc == Z_STREAM_END) {
+			/* Concatenated gzip members continue; trailing zero padding is accepted. */
+			if (zs.avail_in == 0 && !eof) {
+				ssize_t n = read(in, ibuf, INFLATE_CHUNK);
+				if (n < 0) {
+					err = cq_error_errno(errno, "%s: read", path);
+					break;
+				}
+				eof = n == 0;
+				zs.next_in = ibuf;
+				zs.avail_in = (uInt)n;
+			}
+			if (zs.avail_in == 0 || all_zero(zs.next_in, zs.avail_in))
+				done = true;
+			else
+				inflateReset(&zs);
+		} else if (rc == Z_BUF_ERROR && eof && zs.avail_in == 0 && have == 0) {
+			err = cq_error_create(CQ_ERR_COMPRESSED,
+					      "%s: compressed stream ends early (truncated)", path);
+			break;
+		}
+	}
+	inflateEnd(&zs);
+	free(ibuf);
+	if (!err && ftruncate(out, (off_t)total) < 0)
+		err = cq_error_errno(errno, "%s: temporary file", path);
+	*size_ret = total;
+	return err;
+}
+
+struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq_file **ret)
+{
+	if (!max_inflated)
+		max_inflated = CQ_FILE_DEFAULT_MAX_INFLATED;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cq_error_errno(errno, "%s", path);
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return cq_error_errno(e, "%s", path);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return cq_error_create(CQ_ERR_IO, "%s: not a regular file", path);
+	}
+	struct cq_file *f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(path))) {
+		free(f);
+		close(fd);
+		return &cq_error_nomem;
+	}
+	f->fd = fd;
+	f->size = (uint64_t)st.st_size;
+	unsigned char magic[2];
+	if (pread(fd, magic, sizeof(magic), 0) == sizeof(magic) &&
+	    looks_compressed(magic, sizeof(magic))) {
+		int tmp = make_temp_file();
+		if (tmp < 0) {
+			struct cq_error *err = cq_error_errno(errno, "%s: cannot create a temporary file to inflate into (set TMPDIR)", path);
+			cq_file_close(f);
+			return err;
+		}
+		uint64_t size = 0;
+		struct cq_error *err = inflate_to(fd, tmp, path, max_inflated, &size);
+		close(fd);
+		f->fd = tmp;
+		if (err) {
+			cq_file_close(f);
+			return err;
+		}
+		f->size = size;
+		f->compressed = true;
+	}
+	*ret = f;
+	return NULL;
+}
+
+void cq_file_close(struct cq_file *f)
+{
+	if (!f)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->path);
+	free(f);
+}
+
+struct cq_error *cq_file_read(struct cq_file *f, void *buf, size_t len, uint64_t offset,
+			      const char *what)
+{
+	if (offset > f->size || len > f->size - offset)
+		return cq_error_create(CQ_ERR_MALFORMED,
+				       "%s: %s at file offset 0x%llx+0x%zx lies past the end of the file (0x%llx bytes): truncated?",
+				       f->path, what, (unsigned long long)offset, len,
+				       (unsigned long long)f->size);
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pread(f->fd, (char *)buf + done, len - done, (off_t)(offset + done));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return cq_error_errno(errno, "%s: reading %s", f->path, what);
+		}
+		if (n == 0)
+			return cq_error_create(CQ_ERR_MALFORMED, "%s: %s: file shrank while reading",
+					       f->path, what);
+		done += (size_t)n;
+	}
+	return NULL;
+}

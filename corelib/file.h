@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file file.h
+ * Input files (cores, executables, libraries), read lazily with pread.
+ *
+ * A gzip- or zlib-compressed input is inflated once into an anonymous temporary file
+ * (holes for runs of zeros, so sparse cores stay sparse) and then read like any other
+ * file. The expansion is bounded so that a compression bomb is refused, not followed.
+ */
+#ifndef COREQ_FILE_H
+#define COREQ_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/** Default bound on the inflated size of a compressed input (4 GiB). */
+#define CQ_FILE_DEFAULT_MAX_INFLATED (UINT64_C(4) << 30)
+
+struct cq_file {
+	char *path;        /**< path as given by the user */
+	int fd;            /**< readable descriptor (the temporary file if inflated) */
+	uint64_t size;     /**< size of the (inflated) contents */
+	bool compressed;   /**< the file on disk was gzip/zlib-compressed */
+};
+
+/**
+ * Open @p path for reading; inflate it if compressed, refusing more than @p max_inflated
+ * bytes of output (0: CQ_FILE_DEFAULT_MAX_INFLATED).
+ */
+struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq_file **ret);
+
+/** Close a file; NULL is allowed. */
+void cq_file_close(struct cq_file *f);
+
+/**
+ * Read exactly @p len bytes at @p offset. Reading past the end fails with
+ * CQ_ERR_MALFORMED naming @p what (e.g. "note segment") and the offsets.
+ */
+struct cq_error *cq_file_read(struct cq_file *f, void *buf, size_t len, uint64_t offset,
+			      const char *what);
+
+#endif

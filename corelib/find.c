@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/* Finding the files a core names on this machine: --sysroot, --solib-search-path,
+ * build-id under --debug-dir, .gnu_debuglink. A candidate whose build-id differs from the
+ * one the core names is never used; the mismatch is reported instead. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf_file.h"
+#include "internal.h"
+
+char *cq__hex(const uint8_t *p, size_t n)
+{
+	char *s = malloc(2 * n + 1);
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		sprintf(s + 2 * i, "%02x", p[i]);
+	s[2 * n] = 0;
+	return s;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* Append "what" to a growing "; "-separated list (best effort). */
+static void note_tried(char **list, const char *what)
+{
+	char *n;
+	if (asprintf(&n, "%s%s%s", *list ? *list : "", *list ? ", " : "", what) < 0)
+		return;
+	free(*list);
+	*list = n;
+}
+
+/* Try one candidate; returns 1 if usable, 0 if absent, -1 if present but mismatched. */
+static int try_candidate(const char *cand, const uint8_t *bid, size_t bid_len, char **mismatch)
+{
+	if (access(cand, R_OK) != 0)
+		return 0;
+	if (!bid_len)
+		return 1;
+	struct cq_elf *e;
+	struct cq_error *err = cq_elf_open(cand, &e);
+	if (err) {
+		cq_error_destroy(err);
+		return 0;
+	}
+	int ok = e->build_id_len == bid_len && memcmp(e->build_id, bid, bid_len) == 0;
+	if (!ok && !*mismatch) {
+		char *have = cq__hex(e->build_id, e->build_id_len), *want = cq__hex(bid, bid_len);
+		if (asprintf(mismatch, "%s has build-id %s, the core names %s", cand,
+			     e->build_id_len ? have : "(none)", want) < 0)
+			*mismatch = NULL;
+		free(have);
+		free(want);
+	}
+	cq_elf_close(e);
+	return ok ? 1 : -1;
+}
+
+char *cq__find_file(const struct cq_core *core, const char *target_path,
+		    const uint8_t *build_id, size_t build_id_len, char **why)
+{
+	char *tried = NULL, *mismatch = NULL, *cand = NULL;
+	const char *sysroot = core->opts.sysroot;
+	*why = NULL;
+	if (target_path[0] == '/') {
+		if (asprintf(&cand, "%s%s", sysroot ? sysroot : "", target_path) < 0)
+			return NULL;
+		if (try_candidate(cand, build_id, build_id_len, &mismatch) > 0)
+			goto found;
+		note_tried(&tried, cand);
+		free(cand);
+		cand = NULL;
+	}
+	const char *sp = core->opts.solib_search_path;
+	while (sp && *sp) {
+		size_t n = strcspn(sp, ":");
+		if (n && asprintf(&cand, "%.*s/%s", (int)n, sp, base_name(target_path)) >= 0) {
+			if (try_candidate(cand, build_id, build_id_len, &mismatch) > 0)
+				goto found;
+			note_tried(&tried, cand);
+			free(cand);
+			cand = NULL;
+		}
+		sp += n + (sp[n] == ':');
+	}
+	if (build_id_len > 1 && core->opts.debug_dir) {
+		/* debuginfod-style trees also hold the binary itself next to the .debug file */
+		char *hex = cq__hex(build_id, build_id_len);
+		if (hex && asprintf(&cand, "%s/.build-id/%.2s/%s", core->opts.debug_dir, hex,
+				    hex + 2) >= 0) {
+			if (try_candidate(cand, build_id, build_id_len, &mismatch) > 0) {
+				free(hex);
+				goto found;
+			}
+			note_tried(&tried, cand);
+			free(cand);
+			cand = NULL;
+		}
+		free(hex);
+	}
+	if (mismatch) {
+		*why = mismatch;
+		free(tried);
+	} else {
+		if (asprintf(why, "not found (tried: %s); use --sysroot, --solib-search-path or --debug-dir",
+			     tried ? tried : "nothing: relative path and no search path") < 0)
+			*why = NULL;
+		free(tried);
+	}
+	return NULL;
+found:
+	free(tried);
+	free(mismatch);
+	return cand;
+}
+
+char *cq__find_debug_file(const struct cq_core *core, const char *found_path,
+			  const struct cq_elf *e)
+{
+	const char *dirs[2] = {core->opts.debug_dir, NULL};
+	char *sysdbg = NULL;
+	if (asprintf(&sysdbg, "%s/usr/lib/debug", core->opts.sysroot ? core->opts.sysroot : "") >= 0)
+		dirs[1] = sysdbg;
+	char *cand = NULL;
+	for (int d = 0; d < 2 && e->build_id_len > 1; d++) {
+		if (!dirs[d])
+			continue;
+		char *hex = cq__hex(e->build_id, e->build_id_len);
+		if (hex && asprintf(&cand, "%s/.build-id/%.2s/%s.debug", dirs[d], hex, hex + 2) >= 0) {
+			free(hex);
+			if (access(cand, R_OK) == 0)
+				goto out;
+			free(cand);
+			cand = NULL;
+		} else
+			free(hex);
+	}
+	if (e->debuglink) {
+		char *dir = strdup(found_path);
+		if (!dir)
+			goto out;
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = 0;
+		else
+			strcpy(dir, ".");
+		const char *fmts[] = {"%s/%s", "%s/.debug/%s"};
+		for (int i = 0; i < 2 && !cand; i++) {
+			if (asprintf(&cand, fmts[i], dir, e->debuglink) < 0) {
+				cand = NULL;
+				break;
+			}
+			/* a debuglink naming the file itself is not a separate debug file */
+			if (strcmp(cand, found_path) == 0 || access(cand, R_OK) != 0) {
+				free(cand);
+				cand = NULL;
+			}
+		}
+		for (int d = 0; d < 2 && !cand; d++) {
+			if (dirs[d] && asprintf(&cand, "%s%s/%s", dirs[d], dir, e->debuglink) >= 0 &&
+			    access(cand, R_OK) != 0) {
+				free(cand);
+				cand = NULL;
+			}
+		}
+		free(dir);
+	}
+out:
+	free(sysdbg);
+	return cand;
+}

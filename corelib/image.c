@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: MIT */
+/* Image discovery: executable from auxv, then the dynamic linker's link_map list (bounded
+ * and cycle-safe), then NT_FILE for anything else that is an ELF image. */
+#include "image.h"
+
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "internal.h"
+
+#define R_DEBUG_FIELDS(X, T) \
+	X(T, S32, r_version, 1) X(T, PTR, r_map, 1) X(T, PTR, r_brk, 1) X(T, S32, r_state, 1) \
+	X(T, PTR, r_ldbase, 1)
+CQ_DEFINE_STRUCT(cq_r_debug, R_DEBUG_FIELDS);
+
+#define LINK_MAP_FIELDS(X, T) \
+	X(T, PTR, l_addr, 1) X(T, PTR, l_name, 1) X(T, PTR, l_ld, 1) X(T, PTR, l_next, 1) \
+	X(T, PTR, l_prev, 1)
+CQ_DEFINE_STRUCT(cq_link_map, LINK_MAP_FIELDS);
+
+#define MAX_DYNAMIC_ENTRIES 4096
+#define MAX_PATH_LEN 4096
+
+const char *cq_image_status_name(enum cq_image_status s)
+{
+	switch (s) {
+	case CQ_IMAGE_FOUND: return "found";
+	case CQ_IMAGE_UNVERIFIED: return "found-unverified";
+	case CQ_IMAGE_MISSING: return "missing";
+	case CQ_IMAGE_MISMATCH: return "build-id-mismatch";
+	case CQ_IMAGE_VIRTUAL: return "in-memory";
+	}
+	return "unknown";
+}
+
+void cq__core_free_images(struct cq_core *core)
+{
+	for (size_t i = 0; i < core->nimages; i++) {
+		struct cq_image *img = &core->images[i];
+		free(img->name);
+		free(img->map_name);
+		free(img->found_path);
+		free(img->problem);
+		free(img->debug_path);
+		cq_elf_close(img->elf);
+		cq_elf_close(img->debug);
+	}
+	free(core->images);
+	free(core->images_source);
+	core->images = NULL;
+	core->nimages = 0;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+bool cq_image_has_path(const struct cq_image *img, const char *path)
+{
+	return strcmp(img->name, path) == 0 || (img->map_name && strcmp(img->map_name, path) == 0);
+}
+
+struct cq_image *cq_core_image_named(struct cq_core *core, const char *name)
+{
+	for (size_t i = 0; i < core->nimages; i++)
+		if (cq_image_has_path(&core->images[i], name))
+			return &core->images[i];
+	if (strchr(name, '/'))
+		return NULL;
+	for (size_t i = 0; i < core->nimages; i++)
+		if (strcmp(base_name(core->images[i].name), name) == 0)
+			return &core->images[i];
+	return NULL;
+}
+
+struct cq_image *cq_core_image_at(struct cq_core *core, uint64_t addr)
+{
+	for (size_t i = 0; i < core->nimages; i++) {
+		struct cq_image *img = &core->images[i];
+		if (img->end > img->start && addr >= img->start && addr < img->end)
+			return img;
+	}
+	return NULL;
+}
+
+struct cq_elf *cq_image_symbol_file(struct cq_image *img)
+{
+	return img->debug ? img->debug : img->elf;
+}
+
+static struct cq_image *add_image(struct cq_core *core, const char *name)
+{
+	struct cq_image *imgs = realloc(core->images, (core->nimages + 1) * sizeof(*imgs));
+	if (!imgs)
+		return NULL;
+	core->images = imgs;
+	struct cq_image *img = &imgs[core->nimages];
+	memset(img, 0, sizeof(*img));
+	img->name = strdup(name);
+	if (!img->name)
+		return NULL;
+	core->nimages++;
+	return img;
+}
+
+/* Program headers of an image as the target has them in memory (kernel cores dump the
+ * first page of every ELF mapping; qemu cores do not). Returns the number read. */
+static size_t read_mem_phdrs(struct cq_core *core, uint64_t phaddr, size_t phnum,
+			     uint64_t (*out)[3], size_t max)
+{
+	const struct cq_target *t = core->target;
+	bool is64 = t->elf_class == ELFCLASS64;
+	size_t entsize = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	size_t n = 0;
+	for (size_t i = 0; i < phnum && n < max; i++) {
+		uint8_t ph[sizeof(Elf64_Phdr)];
+		struct cq_error *err = cq_core_read(core, phaddr + i * entsize, ph, entsize);
+		if (err) {
+			cq_error_destroy(err);
+			break;
+		}
+		out[n][0] = cq_load_uint(t, ph, 4);                      /* p_type */
+		out[n][1] = cq_load_uint(t, ph + (is64 ? 16 : 8), is64 ? 8 : 4); /* p_vaddr */
+		out[n][2] = cq_load_uint(t, ph + (is64 ? 40 : 20), is64 ? 8 : 4); /* p_memsz */
+		n++;
+	}
+	return n;
+}
+
+/* Build-id from the ELF header an image has in target memory at @p base. */
+static void build_id_from_memory(struct cq_core *core, struct cq_image *img, uint64_t base)
+{
+	const struct cq_target *t = core->target;
+	bool is64 = t->elf_class == ELFCLASS64;
+	uint8_t eh[sizeof(Elf64_Ehdr)];
+	struct cq_error *err = cq_core_read(core, base, eh, is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr));
+	if (err || memcmp(eh, ELFMAG, SELFMAG) != 0) {
+		cq_error_destroy(err);
+		return;
+	}
+	/* Only memory that came from the core proves what was loaded: the file fallback would
+	 * compare the file with itself. */
+	if (cq_core_mem_source(core, base, NULL) != CQ_MEM_CORE)
+		return;
+	uint64_t phoff = cq_load_uint(t, eh + (is64 ? 32 : 28), is64 ? 8 : 4);
+	uint64_t phnum = cq_load_uint(t, eh + (is64 ? 56 : 44), 2);
+	uint64_t ph[64][3];
+	size_t n = read_mem_phdrs(core, base + phoff, phnum, ph, 64);
+	uint64_t first_vaddr = UINT64_MAX;
+	for (size_t i = 0; i < n; i++)
+		if (ph[i][0] == PT_LOAD && ph[i][1] < first_vaddr)
+			first_vaddr = ph[i][1] & ~UINT64_C(0xfff);
+	if (first_vaddr == UINT64_MAX)
+		return;
+	uint64_t bias = base - first_vaddr;
+	for (size_t i = 0; i < n; i++) {
+		if (ph[i][0] != PT_NOTE || ph[i][2] > 4096)
+			continue;
+		uint8_t notes[4096];
+		size_t len = (size_t)ph[i][2];
+		err = cq_core_read(core, bias + ph[i][1], notes, len);
+		if (err) {
+			cq_error_destroy(err);
+			continue;
+		}
+		for (size_t off = 0; off + 12 <= len;) {
+			uint32_t namesz = (uint32_t)cq_load_uint(t, notes + off, 4);
+			uint32_t descsz = (uint32_t)cq_load_uint(t, notes + off + 4, 4);
+			uint32_t type = (uint32_t)cq_load_uint(t, notes + off + 8, 4);
+			size_t name_at = off + 12, desc_at = name_at + ((namesz + 3u) & ~3u);
+			if (desc_at > len || descsz > len - desc_at)
+				break;
+			if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+			    memcmp(notes + name_at, "GNU", 4) == 0 && descsz &&
+			    descsz <= sizeof(img->build_id)) {
+				memcpy(img->build_id, notes + desc_at, descsz);
+				img->build_id_len = descsz;
+				return;
+			}
+			off = desc_at + ((descsz + 3u) & ~3u);
+		}
+	}
+}
+
+/* Mapped range of an image: NT_FILE ranges of its path, else its file's loads. */
+static void image_range(struct cq_core *core, struct cq_image *img)
+{
+	img->start = UINT64_MAX;
+	img->end = 0;
+	for (size_t i = 0; i < core->nfile_maps; i++) {
+		const struct cq_file_map *m = &core->file_maps[i];
+		if (!cq_image_has_path(img, m->path))
+			continue;
+		img->from_file_note = true;
+		if (m->start < img->start)
+			img->start = m->start;
+		if (m->end > img->end)
+			img->end = m->end;
+	}
+	if (img->end == 0 && img->elf && img->bias_known) {
+		for (size_t k = 0; k < img->elf->nloads; k++) {
+			const struct cq_load *l = &img->elf->loads[k];
+			if (img->bias + l->vaddr < img->start)
+				img->start = img->bias + l->vaddr;
+			if (img->bias + l->vaddr + l->memsz > img->end)
+				img->end = img->bias + l->vaddr + l->memsz;
+		}
+	}
+	if (img->end == 0)
+		img->start = 0;
+}
+
+/* Find, open and check the file of one image; record why when that fails. */
+static void resolve_file(struct cq_core *core, struct cq_image *img)
+{
+	char *why = NULL;
+	if (img->status == CQ_IMAGE_VIRTUAL)
+		return;
+	char *path = NULL;
+	if (img->is_exe && core->opts.exe)
+		path = strdup(core->opts.exe);
+	else
+		path = cq__find_file(core, img->name, img->build_id, img->build_id_len, &why);
+	if (!path && img->map_name) {
+		char *why2 = NULL;
+		path = cq__find_file(core, img->map_name, img->build_id, img->build_id_len, &why2);
+		free(path ? why : why2);
+		if (path)
+			why = NULL;
+	}
+	if (!path) {
+		img->status = why && strstr(why, "build-id") ? CQ_IMAGE_MISMATCH : CQ_IMAGE_MISSING;
+		img->problem = why;
+		return;
+	}
+	struct cq_elf *e;
+	struct cq_error *err = cq_elf_open(path, &e);
+	if (err) {
+		img->status = CQ_IMAGE_MISSING;
+		img->problem = strdup(err->message);
+		cq_error_destroy(err);
+		free(path);
+		return;
+	}
+	if (e->e_machine != core->target->e_machine || e->elf_class != core->target->elf_class ||
+	    e->little_endian != core->target->little_endian) {
+		img->status = CQ_IMAGE_MISMATCH;
+		if (asprintf(&img->problem, "%s is for another architecture (e_machine %u) than the core (%s)",
+			     path, e->e_machine, core->target->name) < 0)
+			img->problem = NULL;
+		cq_elf_close(e);
+		free(path);
+		return;
+	}
+	if (img->build_id_len && (e->build_id_len != img->build_id_len ||
+				  memcmp(e->build_id, img->build_id, img->build_id_len) != 0)) {
+		char *have = cq__hex(e->build_id, e->build_id_len);
+		char *want = cq__hex(img->build_id, img->build_id_len);
+		img->status = CQ_IMAGE_MISMATCH;
+		if (asprintf(&img->problem, "%s has build-id %s, the core names %s", path,
+			     have && *have ? have : "(none)", want ? want : "?") < 0)
+			img->problem = NULL;
+		free(have);
+		free(want);
+		cq_elf_close(e);
+		free(path);
+		return;
+	}
+	img->status = img->build_id_len ? CQ_IMAGE_FOUND : CQ_IMAGE_UNVERIFIED;
+	if (!img->build_id_len && e->build_id_len) {
+		/* Keep the file's build-id for reporting; it is marked unverified. */
+		memcpy(img->build_id, e->build_id, e->build_id_len);
+		img->build_id_len = e->build_id_len;
+	}
+	img->found_path = path;
+	img->elf = e;
+}
+
+/* Executable: its name, file and load bias from auxv. */
+static void find_executable(struct cq_core *core)
+{
+	uint64_t entry = 0, phdr = 0, execfn = 0;
+	bool has_entry = cq_core_auxv(core, AT_ENTRY, &entry);
+	bool has_phdr = cq_core_auxv(core, AT_PHDR, &phdr);
+	char *name = NULL;
+	for (size_t i = 0; i < core->nfile_maps && !name; i++) {
+		const struct cq_file_map *m = &core->file_maps[i];
+		if (has_entry && entry >= m->start && entry < m->end)
+			name = strdup(m->path);
+	}
+	if (!name && cq_core_auxv(core, AT_EXECFN, &execfn)) {
+		struct cq_error *err = cq_core_read_string(core, execfn, MAX_PATH_LEN, &name);
+		cq_error_destroy(err);
+	}
+	if (!name)
+		name = strdup(core->opts.exe ? core->opts.exe : core->fname);
+	if (!name)
+		return;
+	struct cq_image *img = add_image(core, name);
+	free(name);
+	if (!img)
+		return;
+	img->is_exe = true;
+	for (size_t i = 0; i < core->nfile_maps; i++)
+		if (core->file_maps[i].offset == 0 && strcmp(core->file_maps[i].path, img->name) == 0) {
+			build_id_from_memory(core, img, core->file_maps[i].start);
+			break;
+		}
+	resolve_file(core, img);
+	if (img->elf && img->elf->e_type == ET_EXEC) {
+		img->bias = 0;
+		img->bias_known = true;
+	} else if (img->elf && has_phdr && img->elf->has_phdr) {
+		img->bias = phdr - img->elf->phdr_vaddr;
+		img->bias_known = true;
+	} else if (img->elf && has_entry) {
+		img->bias = entry - img->elf->entry;
+		img->bias_known = true;
+	}
+}
+
+/* Address of the executable's dynamic section: from its program headers in memory (at
+ * AT_PHDR) if the core has them, else from its file. */
+static bool exe_dynamic(struct cq_core *core, struct cq_image *exe, uint64_t *ret)
+{
+	uint64_t phdr, phnum;
+	if (cq_core_auxv(core, AT_PHDR, &phdr) && cq_core_auxv(core, AT_PHNUM, &phnum)) {
+		uint64_t ph[64][3];
+		size_t n = read_mem_phdrs(core, phdr, phnum, ph, 64);
+		uint64_t bias = 0, dyn = 0;
+		bool has_bias = false, has_dyn = false;
+		for (size_t i = 0; i < n; i++) {
+			if (ph[i][0] == PT_PHDR) {
+				bias = phdr - ph[i][1];
+				has_bias = true;
+			} else if (ph[i][0] == PT_DYNAMIC) {
+				dyn = ph[i][1];
+				has_dyn = true;
+			}
+		}
+		if (has_bias && has_dyn) {
+			if (!exe->bias_known) {
+				exe->bias = bias;
+				exe->bias_known = true;
+			}
+			*ret = bias + dyn;
+			return true;
+		}
+		if (n == phnum && !has_dyn)
+			return false; /* static executable */
+	}
+	if (exe->elf && exe->bias_known && exe->elf->has_dynamic) {
+		*ret = exe->bias + exe->elf->dynamic_vaddr;
+		return true;
+	}
+	return false;
+}
+
+/* r_debug address from DT_DEBUG of the dynamic section at @p dyn. */
+static struct cq_error *find_r_debug(struct cq_core *core, uint64_t dyn, uint64_t *ret)
+{
+	unsigned w = cq_target_ptr_size(core->target);
+	for (unsigned i = 0; i < MAX_DYNAMIC_ENTRIES; i++) {
+		uint64_t tag, val;
+		struct cq_error *err = cq_core_read_uint(core, dyn + 2 * w * i, w, &tag);
+		if (!err)
+			err = cq_core_read_uint(core, dyn + 2 * w * i + w, w, &val);
+		if (err)
+			return cq_error_wrap(err, "reading the executable's dynamic section");
+		if (tag == DT_NULL)
+			break;
+		if (tag == DT_DEBUG) {
+			if (!val)
+				return cq_error_create(CQ_ERR_MISSING,
+						       "DT_DEBUG is 0: the dynamic linker had not started (no r_debug)");
+			*ret = val;
+			return NULL;
+		}
+	}
+	return cq_error_create(CQ_ERR_MISSING, "the executable has no DT_DEBUG entry");
+}
+
+static struct cq_error *walk_link_map(struct cq_core *core, uint64_t r_debug_addr)
+{
+	const struct cq_target *t = core->target;
+	uint8_t buf[64];
+	struct cq_r_debug rd;
+	size_t rsize = cq_struct_size(t, &cq_r_debug_desc);
+	struct cq_error *err = cq_core_read(core, r_debug_addr, buf, rsize);
+	if (!err)
+		err = cq_struct_decode(t, &cq_r_debug_desc, buf, rsize, &rd);
+	if (err)
+		return cq_error_wrap(err, "reading r_debug at 0x%llx", (unsigned long long)r_debug_addr);
+	size_t lsize = cq_struct_size(t, &cq_link_map_desc);
+	uint64_t seen[CQ_MAX_LINK_MAPS];
+	size_t nseen = 0;
+	for (uint64_t lm = rd.r_map; lm; ) {
+		for (size_t i = 0; i < nseen; i++)
+			if (seen[i] == lm)
+				return cq_error_create(CQ_ERR_MALFORMED,
+						       "link_map list has a cycle at 0x%llx after %zu entries",
+						       (unsigned long long)lm, nseen);
+		if (nseen == CQ_MAX_LINK_MAPS)
+			return cq_error_create(CQ_ERR_MALFORMED,
+					       "link_map list is longer than %d entries", CQ_MAX_LINK_MAPS);
+		seen[nseen++] = lm;
+		struct cq_link_map m;
+		err = cq_core_read(core, lm, buf, lsize);
+		if (!err)
+			err = cq_struct_decode(t, &cq_link_map_desc, buf, lsize, &m);
+		if (err)
+			return cq_error_wrap(err, "reading link_map entry %zu at 0x%llx", nseen,
+					     (unsigned long long)lm);
+		char *name = NULL;
+		if (m.l_name) {
+			err = cq_core_read_string(core, m.l_name, MAX_PATH_LEN, &name);
+			if (err)
+				return cq_error_wrap(err, "reading the name of link_map entry %zu",
+						     nseen);
+		}
+		struct cq_image *img = NULL;
+		uint64_t vdso;
+		bool is_vdso = cq_core_auxv(core, AT_SYSINFO_EHDR, &vdso) && vdso && m.l_addr == vdso;
+		if (nseen == 1 && core->nimages && core->images[0].is_exe) {
+			img = &core->images[0]; /* the first entry is the executable */
+		} else if (name && *name) {
+			img = cq_core_image_named(core, name);
+			if (!img)
+				img = add_image(core, name);
+			if (!img) {
+				free(name);
+				return &cq_error_nomem;
+			}
+			img->bias = m.l_addr;
+			img->bias_known = true;
+			if (is_vdso)
+				img->status = CQ_IMAGE_VIRTUAL;
+		}
+		free(name);
+		if (img) {
+			img->from_link_map = true;
+			img->link_map = lm;
+			img->dynamic = m.l_ld;
+			/* The NT_FILE path of the same file: the one whose mapping holds l_ld. */
+			for (size_t k = 0; k < core->nfile_maps && m.l_ld; k++) {
+				const struct cq_file_map *fm = &core->file_maps[k];
+				if (m.l_ld >= fm->start && m.l_ld < fm->end) {
+					if (strcmp(fm->path, img->name) != 0 && !img->map_name &&
+					    !(img->map_name = strdup(fm->path)))
+						return &cq_error_nomem;
+					break;
+				}
+			}
+		}
+		lm = m.l_next;
+	}
+	return NULL;
+}
+
+static void add_vdso(struct cq_core *core)
+{
+	uint64_t base;
+	if (!cq_core_auxv(core, AT_SYSINFO_EHDR, &base) || !base)
+		return;
+	for (size_t i = 0; i < core->nimages; i++)
+		if (core->images[i].status == CQ_IMAGE_VIRTUAL) {
+			struct cq_image *v = &core->images[i];
+			v->start = base;
+			for (size_t k = 0; k < core->nsegments; k++)
+				if (core->segments[k].vaddr == base)
+					v->end = base + core->segments[k].memsz;
+			build_id_from_memory(core, v, base);
+			return;
+		}
+	struct cq_image *img = add_image(core, "[vdso]");
+	if (!img)
+		return;
+	img->status = CQ_IMAGE_VIRTUAL;
+	img->start = base;
+	img->bias = base;
+	img->bias_known = true;
+	const struct cq_segment *s = NULL;
+	for (size_t i = 0; i < core->nsegments; i++)
+		if (core->segments[i].vaddr == base)
+			s = &core->segments[i];
+	img->end = s ? s->vaddr + s->memsz : base;
+	build_id_from_memory(core, img, base);
+}
+
+/* NT_FILE paths that are ELF images in memory and not in the link_map list. */
+static void add_file_note_images(struct cq_core *core)
+{
+	for (size_t i = 0; i < core->nfile_maps; i++) {
+		const struct cq_file_map *m = &core->file_maps[i];
+		if (m->offset != 0 || cq_core_image_named(core, m->path))
+			continue;
+		uint8_t magic[SELFMAG];
+		struct cq_error *err = cq_core_read(core, m->start, magic, sizeof(magic));
+		if (err || memcmp(magic, ELFMAG, SELFMAG) != 0) {
+			cq_error_destroy(err);
+			continue;
+		}
+		struct cq_image *img = add_image(core, m->path);
+		if (!img)
+			return;
+		img->from_file_note = true;
+		build_id_from_memory(core, img, m->start);
+		resolve_file(core, img);
+		if (img->elf) {
+			uint64_t first = UINT64_MAX;
+			for (size_t k = 0; k < img->elf->nloads; k++)
+				if (img->elf->loads[k].offset == 0)
+					first = img->elf->loads[k].vaddr & ~UINT64_C(0xfff);
+			if (first != UINT64_MAX) {
+				img->bias = m->start - first;
+				img->bias_known = true;
+			}
+		}
+	}
+}
+
+struct cq_error *cq_core_load_images(struct cq_core *core)
+{
+	if (core->images_done)
+		return NULL;
+	core->images_done = true; /* memory reads below may look at images: no recursion */
+	find_executable(core);
+	if (!core->nimages)
+		return &cq_error_nomem;
+	struct cq_image *exe = &core->images[0];
+	uint64_t dyn, r_debug = 0;
+	const char *source = "executable only";
+	if (exe_dynamic(core, exe, &dyn)) {
+		struct cq_error *err = find_r_debug(core, dyn, &r_debug);
+		if (!err)
+			err = walk_link_map(core, r_debug);
+		if (err) {
+			cq_core_problem(core, "link_map", "%s; images are taken from NT_FILE only",
+					err->message);
+			cq_error_destroy(err);
+		} else {
+			source = "link_map";
+		}
+	}
+	exe = &core->images[0];
+	/* Now that biases are known, find the files of the link_map images. */
+	for (size_t i = 1; i < core->nimages; i++) {
+		struct cq_image *img = &core->images[i];
+		if (img->elf || img->status == CQ_IMAGE_VIRTUAL)
+			continue;
+		uint64_t base = 0;
+		for (size_t k = 0; k < core->nfile_maps; k++)
+			if (cq_image_has_path(img, core->file_maps[k].path) &&
+			    core->file_maps[k].offset == 0) {
+				base = core->file_maps[k].start;
+				break;
+			}
+		if (!base)
+			base = img->bias; /* shared objects are linked at 0 */
+		build_id_from_memory(core, img, base);
+		resolve_file(core, img);
+	}
+	if (core->nfile_maps) {
+		add_file_note_images(core);
+		if (strcmp(source, "link_map") != 0)
+			source = "NT_FILE";
+	}
+	add_vdso(core);
+	for (size_t i = 0; i < core->nimages; i++) {
+		struct cq_image *img = &core->images[i];
+		if (img->status != CQ_IMAGE_VIRTUAL)
+			image_range(core, img);
+		else if (!img->end)
+			img->start = 0;
+		if (img->elf && !img->elf->syms_loaded) {
+			struct cq_error *err = cq_elf_load_symbols(img->elf);
+			if (err)
+				return err;
+			if (!img->elf->has_symtab) {
+				img->debug_path = cq__find_debug_file(core, img->found_path, img->elf);
+				if (img->debug_path) {
+					err = cq_elf_open(img->debug_path, &img->debug);
+					if (!err)
+						err = cq_elf_load_symbols(img->debug);
+					if (err) {
+						cq_core_problem(core, img->name, "debug file %s: %s",
+								img->debug_path, err->message);
+						cq_error_destroy(err);
+						cq_elf_close(img->debug);
+						img->debug = NULL;
+					}
+				}
+			}
+		}
+		if (img->problem)
+			cq_core_problem(core, img->name, "%s", img->problem);
+	}
+	core->images_source = strdup(source);
+	return NULL;
+}

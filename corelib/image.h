@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file image.h
+ * Loaded images (executable, shared libraries, vDSO) of a core, and how their files are
+ * found on this machine.
+ *
+ * Images come from the dynamic linker's list (AT_PHDR -> PT_DYNAMIC -> DT_DEBUG ->
+ * r_debug -> link_map: works for qemu-user cores, which have no NT_FILE) and from NT_FILE;
+ * a static executable is an image list of one. The order is the dynamic linker's search
+ * order, executable first.
+ */
+#ifndef COREQ_IMAGE_H
+#define COREQ_IMAGE_H
+
+#include "core.h"
+#include "elf_file.h"
+
+enum cq_image_status {
+	CQ_IMAGE_FOUND,      /**< file found, build-id matches (or none to compare) */
+	CQ_IMAGE_UNVERIFIED, /**< file found; the core has no build-id to compare with */
+	CQ_IMAGE_MISSING,    /**< no file found */
+	CQ_IMAGE_MISMATCH,   /**< files found, but none has the build-id the core names */
+	CQ_IMAGE_VIRTUAL,    /**< vDSO: lives only in memory */
+};
+
+struct cq_image {
+	char *name;            /**< path as the target saw it ("" never: exe gets its path) */
+	/** Path NT_FILE gives for the same file when it differs from @c name (link_map has
+	 * the path ld.so opened, NT_FILE the kernel's resolved one). */
+	char *map_name;
+	bool is_exe;
+	bool from_link_map, from_file_note;
+	uint64_t link_map;     /**< address of its struct link_map (0 if none) */
+	uint64_t bias;         /**< load bias (l_addr) */
+	bool bias_known;
+	uint64_t dynamic;      /**< address of its dynamic section (l_ld) */
+	uint64_t start, end;   /**< lowest and highest mapped address seen */
+	uint8_t build_id[64];  /**< from the core's memory, when dumped */
+	size_t build_id_len;
+	enum cq_image_status status;
+	char *found_path;      /**< file on this machine, if found */
+	char *problem;         /**< why missing/mismatched: one line */
+	struct cq_elf *elf;    /**< the found file (opened), or NULL */
+	char *debug_path;      /**< separate debug file used for symbols, or NULL */
+	struct cq_elf *debug;  /**< opened separate debug file, or NULL */
+};
+
+/** Discover images (idempotent); problems are recorded, not fatal. */
+struct cq_error *cq_core_load_images(struct cq_core *core);
+
+/** The image whose mapped range contains @p addr, or NULL. */
+struct cq_image *cq_core_image_at(struct cq_core *core, uint64_t addr);
+
+/** Whether @p path names @p img (its link_map or NT_FILE path). */
+bool cq_image_has_path(const struct cq_image *img, const char *path);
+
+/** The image whose name (full path or basename) is @p name, or NULL. */
+struct cq_image *cq_core_image_named(struct cq_core *core, const char *name);
+
+/** ELF file to take symbols from: the separate debug file if any, else the image file. */
+struct cq_elf *cq_image_symbol_file(struct cq_image *img);
+
+/** Human-readable status name ("found", "missing", ...). */
+const char *cq_image_status_name(enum cq_image_status s);
+
+/* ---- symbols (symbols.c) -------------------------------------------------------------- */
+
+/** A symbol resolved in a core. */
+struct cq_symref {
+	struct cq_image *image;
+	const struct cq_symbol *sym;
+	uint64_t address;  /**< runtime address (bias + value); for TLS: the st_value offset */
+	bool is_tls;
+};
+
+/**
+ * Look @p name up in the dynamic linker's order (executable first, so copy relocations
+ * win), or only in the image @p scope when it is not NULL.
+ */
+struct cq_error *cq_core_lookup(struct cq_core *core, const char *name,
+				struct cq_image *scope, struct cq_symref *ret);
+
+/** Symbolize @p addr: image, nearest symbol and offset (sym NULL when unknown). */
+struct cq_error *cq_core_symbolize(struct cq_core *core, uint64_t addr, struct cq_symref *ret);
+
+/* ---- TLS (tls.c) ---------------------------------------------------------------------- */
+
+/**
+ * Address of glibc's struct pthread of @p thread: from the thread pointer with libc's
+ * `_thread_db_*` descriptors, else by walking glibc's thread lists for the tid.
+ */
+struct cq_error *cq_core_thread_pthread(struct cq_core *core, struct cq_thread *thread,
+					uint64_t *ret);
+
+/** Address of the TLS variable @p name (optionally in image @p scope) for @p thread. */
+struct cq_error *cq_core_tls_address(struct cq_core *core, struct cq_thread *thread,
+				     const char *name, struct cq_image *scope, uint64_t *ret);
+
+#endif

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to corelib: functions shared between its files. */
+#ifndef COREQ_INTERNAL_H
+#define COREQ_INTERNAL_H
+
+#include "core.h"
+
+/** Parse all PT_NOTE segments of the core (notes.c). */
+struct cq_error *cq__core_parse_notes(struct cq_core *core);
+
+/** Identify the core with the multi-architecture libbfd (bfd_ident.c). */
+struct cq_error *cq__core_bfd_identify(struct cq_core *core);
+
+/** Release images (image.c). */
+void cq__core_free_images(struct cq_core *core);
+
+/** Find the file for @p target_path (find.c); NULL and *why set when not found. */
+char *cq__find_file(const struct cq_core *core, const char *target_path,
+		    const uint8_t *build_id, size_t build_id_len, char **why);
+
+/** Find a separate debug file for @p e (build-id, then debuglink); NULL if none. */
+char *cq__find_debug_file(const struct cq_core *core, const char *found_path,
+			  const struct cq_elf *e);
+
+/** Hex string of a build-id (static buffer per call site not used: caller frees). */
+char *cq__hex(const uint8_t *p, size_t n);
+
+/** Upper bounds for structures walked in target memory (hostile cores). */
+#define CQ_MAX_LINK_MAPS 4096
+#define CQ_MAX_THREADS 100000
+#define CQ_MAX_NOTES_BYTES (UINT64_C(256) << 20)
+
+#endif

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/* Core notes: threads (NT_PRSTATUS and the per-thread notes after it), process info,
+ * auxv, siginfo and NT_FILE. libelf walks the note headers; descriptors are decoded here
+ * with the target's layout. */
+#include <elf.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "internal.h"
+
+#ifndef NT_FILE
+#define NT_FILE 0x46494c45
+#endif
+#ifndef NT_SIGINFO
+#define NT_SIGINFO 0x53494749
+#endif
+#ifndef NT_386_TLS
+#define NT_386_TLS 0x200
+#endif
+#ifndef NT_ARM_TLS
+#define NT_ARM_TLS 0x401
+#endif
+
+/* struct elf_prstatus up to (not including) pr_reg. */
+#define PRSTATUS_FIELDS(X, T)                                                               \
+	X(T, S32, si_signo, 1) X(T, S32, si_code, 1) X(T, S32, si_errno, 1)                \
+	X(T, S16, cursig, 1) X(T, ULONG, sigpend, 1) X(T, ULONG, sighold, 1)               \
+	X(T, S32, pid, 1) X(T, S32, ppid, 1) X(T, S32, pgrp, 1) X(T, S32, sid, 1)          \
+	X(T, LONG, utime_sec, 1) X(T, LONG, utime_usec, 1) X(T, LONG, stime_sec, 1)        \
+	X(T, LONG, stime_usec, 1) X(T, LONG, cutime_sec, 1) X(T, LONG, cutime_usec, 1)     \
+	X(T, LONG, cstime_sec, 1) X(T, LONG, cstime_usec, 1)
+CQ_DEFINE_STRUCT(cq_prstatus_head, PRSTATUS_FIELDS);
+
+static struct cq_error *note_prstatus(struct cq_core *core, const uint8_t *desc, size_t size)
+{
+	const struct cq_target *t = core->target;
+	struct cq_prstatus_head h;
+	size_t reg_off = cq_struct_size(t, &cq_prstatus_head_desc);
+	/* Accept a short register block as long as pc, sp and tp are in it (gdb 13 writes
+	 * riscv64 notes in the host's size); the missing registers are reported. */
+	const struct cq_reg *need[3] = {&t->regs[t->pc_reg], &t->regs[t->sp_reg],
+					t->tp_reg >= 0 ? &t->regs[t->tp_reg] : NULL};
+	size_t min = 0;
+	for (int i = 0; i < 3; i++)
+		if (need[i] && (size_t)need[i]->offset + need[i]->size > min)
+			min = (size_t)need[i]->offset + need[i]->size;
+	if (size < reg_off + min)
+		return cq_error_create(CQ_ERR_MALFORMED,
+				       "%s: NT_PRSTATUS note #%zu has %zu bytes, %s needs %zu",
+				       core->file->path, core->nthreads + 1, size, t->name,
+				       reg_off + t->reg_block_size);
+	struct cq_error *err = cq_struct_decode(t, &cq_prstatus_head_desc, desc, size, &h);
+	if (err)
+		return err;
+	if (core->nthreads >= CQ_MAX_THREADS)
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: more than %d NT_PRSTATUS notes",
+				       core->file->path, CQ_MAX_THREADS);
+	struct cq_thread *th = realloc(core->threads, (core->nthreads + 1) * sizeof(*th));
+	if (!th)
+		return &cq_error_nomem;
+	core->threads = th;
+	th = &th[core->nthreads];
+	memset(th, 0, sizeof(*th));
+	th->regs = calloc(1, t->reg_block_size);
+	if (!th->regs)
+		return &cq_error_nomem;
+	size_t have = size - reg_off < t->reg_block_size ? size - reg_off : t->reg_block_size;
+	memcpy(th->regs, desc + reg_off, have);
+	th->regs_size = (uint16_t)have;
+	core->nthreads++;
+	if (have < t->reg_block_size)
+		cq_core_problem(core, "registers",
+				"NT_PRSTATUS of thread %d has %zu register bytes, %s has %u: the registers past offset %zu are unavailable",
+				(int)h.pid, have, t->name, t->reg_block_size, have);
+	th->tid = (int32_t)h.pid;
+	th->signal = (int32_t)h.cursig;
+	th->pc = cq_thread_reg_at(core, th, (unsigned)t->pc_reg);
+	th->sp = cq_thread_reg_at(core, th, (unsigned)t->sp_reg);
+	if (t->tp_source == CQ_TP_REGISTER) {
+		th->tp = cq_thread_reg_at(core, th, (unsigned)t->tp_reg);
+		th->has_tp = true;
+	}
+	return NULL;
+}
+
+/* NT_386_TLS / NT_ARM_TLS belong to the thread of the preceding NT_PRSTATUS. */
+static struct cq_error *note_tls(struct cq_core *core, uint32_t type, const uint8_t *desc,
+				 size_t size)
+{
+	const struct cq_target *t = core->target;
+	if (core->nthreads == 0)
+		return NULL; /* no thread to attach to: ignore, like gdb */
+	struct cq_thread *th = &core->threads[core->nthreads - 1];
+	free(th->tls_note);
+	th->tls_note = malloc(size ? size : 1);
+	if (!th->tls_note)
+		return &cq_error_nomem;
+	memcpy(th->tls_note, desc, size);
+	th->tls_note_size = size;
+	if (type == NT_ARM_TLS && t->tp_source == CQ_TP_NOTE_ARM_TLS &&
+	    size >= cq_target_ptr_size(t)) {
+		th->tp = cq_load_ptr(t, desc);
+		th->has_tp = true;
+	} else if (type == NT_386_TLS && t->tp_source == CQ_TP_NOTE_386_TLS && t->gs_reg >= 0) {
+		/* struct user_desc: entry_number, base_addr, limit, flags (4 x u32) */
+		uint64_t gs = cq_thread_reg_at(core, th, (unsigned)t->gs_reg);
+		for (size_t off = 0; off + 16 <= size; off += 16)
+			if (cq_load_uint(t, desc + off, 4) == gs >> 3) {
+				th->tp = cq_load_uint(t, desc + off + 4, 4);
+				th->has_tp = true;
+			}
+	}
+	return NULL;
+}
+
+/* prpsinfo: pr_fname[16] and pr_psargs[80] end the struct and pid..sid precede them, so
+ * they are located from the end; this is right whatever width the producer gave uid_t
+ * (qemu and the kernel disagree on some 32-bit targets). */
+static struct cq_error *note_prpsinfo(struct cq_core *core, const uint8_t *desc, size_t size)
+{
+	const struct cq_target *t = core->target;
+	size_t ids = 4 * 4, tail = 16 + 80;
+	size_t head = 4 + cq_target_ptr_size(t);
+	if (size < head + ids + tail)
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: NT_PRPSINFO note has only %zu bytes",
+				       core->file->path, size);
+	const uint8_t *ids_at = desc + size - tail - ids;
+	core->pid = (int32_t)cq_load_uint(t, ids_at, 4);
+	core->ppid = (int32_t)cq_load_uint(t, ids_at + 4, 4);
+	size_t uid_size = (size_t)(ids_at - desc) - head >= 8 ? 4 : 2;
+	core->uid = (uint32_t)cq_load_uint(t, ids_at - 2 * uid_size, (unsigned)uid_size);
+	core->gid = (uint32_t)cq_load_uint(t, ids_at - uid_size, (unsigned)uid_size);
+	memcpy(core->fname, desc + size - tail, 16);
+	core->fname[16] = 0;
+	memcpy(core->psargs, desc + size - 80, 80);
+	core->psargs[80] = 0;
+	/* psargs has NULs between arguments in some producers; the kernel uses spaces */
+	size_t len = strnlen(core->psargs, 80);
+	while (len > 0 && core->psargs[len - 1] == ' ')
+		core->psargs[--len] = 0;
+	core->has_psinfo = true;
+	return NULL;
+}
+
+static struct cq_error *note_auxv(struct cq_core *core, const uint8_t *desc, size_t size)
+{
+	const struct cq_target *t = core->target;
+	size_t w = cq_target_ptr_size(t), n = size / (2 * w);
+	free(core->auxv);
+	core->auxv = calloc(n ? n : 1, sizeof(*core->auxv));
+	if (!core->auxv)
+		return &cq_error_nomem;
+	core->nauxv = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t type = cq_load_uint(t, desc + 2 * w * i, (unsigned)w);
+		if (type == AT_NULL)
+			break;
+		core->auxv[core->nauxv][0] = type;
+		core->auxv[core->nauxv][1] = cq_load_uint(t, desc + 2 * w * i + w, (unsigned)w);
+		core->nauxv++;
+	}
+	return NULL;
+}
+
+static struct cq_error *note_siginfo(struct cq_core *core, const uint8_t *desc, size_t size)
+{
+	const struct cq_target *t = core->target;
+	size_t addr_off = cq_target_ptr_size(t) == 8 ? 16 : 12;
+	if (size < addr_off + cq_target_ptr_size(t))
+		return NULL; /* too short to be useful; the prstatus signal still stands */
+	core->has_siginfo = true;
+	core->signal = (int32_t)cq_load_uint(t, desc, 4);
+	core->si_code = (int32_t)cq_load_uint(t, desc + 8, 4);
+	core->si_addr = cq_load_ptr(t, desc + addr_off);
+	return NULL;
+}
+
+static int file_map_cmp(const void *a, const void *b)
+{
+	const struct cq_file_map *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static struct cq_error *note_file(struct cq_core *core, const uint8_t *desc, size_t size)
+{
+	const struct cq_target *t = core->target;
+	struct cq_cursor c;
+	cq_cursor_init(&c, t, desc, size);
+	uint64_t count = cq_cursor_word(&c), page = cq_cursor_word(&c);
+	size_t w = cq_target_ptr_size(t);
+	if (c.overflow || count > cq_cursor_left(&c) / (3 * w))
+		return cq_error_create(CQ_ERR_MALFORMED,
+				       "%s: NT_FILE note claims %llu mappings but has %zu bytes",
+				       core->file->path, (unsigned long long)count, size);
+	if (core->file_maps)
+		return NULL; /* only the first NT_FILE counts */
+	core->file_maps = calloc(count ? count : 1, sizeof(*core->file_maps));
+	if (!core->file_maps)
+		return &cq_error_nomem;
+	core->page_size = page;
+	struct cq_cursor names = c;
+	cq_cursor_skip(&names, count * 3 * w);
+	for (uint64_t i = 0; i < count; i++) {
+		struct cq_file_map *m = &core->file_maps[i];
+		m->start = cq_cursor_word(&c);
+		m->end = cq_cursor_word(&c);
+		uint64_t pgoff = cq_cursor_word(&c);
+		const char *name = cq_cursor_string(&names);
+		if (!name || m->end < m->start || (page && pgoff > UINT64_MAX / page))
+			return cq_error_create(CQ_ERR_MALFORMED,
+					       "%s: NT_FILE entry %llu is malformed", core->file->path,
+					       (unsigned long long)i);
+		m->offset = pgoff * page;
+		m->path = strdup(name);
+		if (!m->path)
+			return &cq_error_nomem;
+		core->nfile_maps++;
+	}
+	qsort(core->file_maps, core->nfile_maps, sizeof(*core->file_maps), file_map_cmp);
+	return NULL;
+}
+
+static struct cq_error *parse_note_segment(struct cq_core *core, uint64_t offset, uint64_t size)
+{
+	Elf_Data *data = elf_getdata_rawchunk(core->elf, (int64_t)offset, (size_t)size, ELF_T_NHDR);
+	if (!data)
+		return cq_error_create(CQ_ERR_MALFORMED,
+				       "%s: note segment at offset 0x%llx size 0x%llx is unreadable: %s",
+				       core->file->path, (unsigned long long)offset,
+				       (unsigned long long)size, elf_errmsg(-1));
+	size_t pos = 0, next;
+	GElf_Nhdr nh;
+	size_t name_off, desc_off;
+	while (pos < data->d_size &&
+	       (next = gelf_getnote(data, pos, &nh, &name_off, &desc_off)) > 0) {
+		const char *name = nh.n_namesz ? (const char *)data->d_buf + name_off : "";
+		const uint8_t *desc = (const uint8_t *)data->d_buf + desc_off;
+		size_t dsz = nh.n_descsz;
+		bool core_note = nh.n_namesz == 5 && memcmp(name, "CORE", 5) == 0;
+		bool linux_note = nh.n_namesz == 6 && memcmp(name, "LINUX", 6) == 0;
+		struct cq_error *err = NULL;
+		if (core_note) {
+			switch (nh.n_type) {
+			case NT_PRSTATUS: err = note_prstatus(core, desc, dsz); break;
+			case NT_PRPSINFO: err = note_prpsinfo(core, desc, dsz); break;
+			case NT_AUXV: err = note_auxv(core, desc, dsz); break;
+			case NT_SIGINFO: err = note_siginfo(core, desc, dsz); break;
+			case NT_FILE: err = note_file(core, desc, dsz); break;
+			}
+		} else if (linux_note && (nh.n_type == NT_386_TLS || nh.n_type == NT_ARM_TLS)) {
+			err = note_tls(core, nh.n_type, desc, dsz);
+		}
+		if (err)
+			return err;
+		pos = next;
+	}
+	if (pos < data->d_size && data->d_size - pos >= sizeof(Elf32_Nhdr))
+		return cq_error_create(CQ_ERR_MALFORMED,
+				       "%s: note at offset 0x%llx has sizes past the end of its segment",
+				       core->file->path, (unsigned long long)(offset + pos));
+	return NULL;
+}
+
+struct cq_error *cq__core_parse_notes(struct cq_core *core)
+{
+	size_t phnum;
+	if (elf_getphdrnum(core->elf, &phnum) != 0)
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: %s", core->file->path, elf_errmsg(-1));
+	uint64_t total = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(core->elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		if (ph.p_offset > core->file->size || ph.p_filesz > core->file->size - ph.p_offset)
+			return cq_error_create(CQ_ERR_MALFORMED,
+					       "%s: note segment at offset 0x%llx size 0x%llx lies past the end of the file (0x%llx bytes): truncated core",
+					       core->file->path, (unsigned long long)ph.p_offset,
+					       (unsigned long long)ph.p_filesz,
+					       (unsigned long long)core->file->size);
+		total += ph.p_filesz;
+		if (total > CQ_MAX_NOTES_BYTES)
+			return cq_error_create(CQ_ERR_MALFORMED, "%s: more than %llu MiB of notes",
+					       core->file->path,
+					       (unsigned long long)(CQ_MAX_NOTES_BYTES >> 20));
+		struct cq_error *err = parse_note_segment(core, ph.p_offset, ph.p_filesz);
+		if (err)
+			return err;
+	}
+	if (core->nthreads == 0)
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: core has no NT_PRSTATUS note (no threads)",
+				       core->file->path);
+	/* The crashing thread: the first with a signal (qemu sets it only there; the kernel
+	 * writes the dumping thread first). */
+	core->crash_thread = 0;
+	for (size_t i = 0; i < core->nthreads; i++)
+		if (core->threads[i].signal) {
+			core->crash_thread = i;
+			break;
+		}
+	if (!core->has_siginfo)
+		core->signal = core->threads[core->crash_thread].signal;
+	return NULL;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* Symbol lookup across the images of a core, in the dynamic linker's order. */
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image.h"
+#include "internal.h"
+
+/* Names of images whose symbols could not be searched, for the error message. */
+static char *unsearched(struct cq_core *core)
+{
+	char *list = NULL;
+	for (size_t i = 0; i < core->nimages; i++) {
+		struct cq_image *img = &core->images[i];
+		if (img->elf || img->status == CQ_IMAGE_VIRTUAL)
+			continue;
+		char *n;
+		if (asprintf(&n, "%s%s%s", list ? list : "", list ? ", " : "", img->name) < 0)
+			break;
+		free(list);
+		list = n;
+	}
+	return list;
+}
+
+struct cq_error *cq_core_lookup(struct cq_core *core, const char *name,
+				struct cq_image *scope, struct cq_symref *ret)
+{
+	struct cq_error *err = cq_core_load_images(core);
+	if (err)
+		return err;
+	for (size_t i = 0; i < core->nimages; i++) {
+		struct cq_image *img = &core->images[i];
+		if (scope && img != scope)
+			continue;
+		struct cq_elf *e = cq_image_symbol_file(img);
+		if (!e)
+			continue;
+		const struct cq_symbol *s = cq_elf_find_symbol(e, name);
+		if (!s)
+			continue;
+		bool tls = s->type == STT_TLS;
+		if (!tls && !img->bias_known)
+			return cq_error_create(CQ_ERR_MISSING,
+					       "%s is in %s, but that image's load address is unknown",
+					       name, img->name);
+		ret->image = img;
+		ret->sym = s;
+		ret->is_tls = tls;
+		ret->address = tls ? s->value : img->bias + s->value;
+		return NULL;
+	}
+	char *miss = unsearched(core);
+	if (scope)
+		err = cq_error_create(CQ_ERR_NOT_FOUND, "symbol %s not found in %s%s", name,
+				      scope->name, scope->elf ? "" : " (its file is missing)");
+	else
+		err = cq_error_create(CQ_ERR_NOT_FOUND, "symbol %s not found in %zu images%s%s%s",
+				      name, core->nimages, miss ? " (not searched, files missing: " : "",
+				      miss ? miss : "", miss ? ")" : "");
+	free(miss);
+	return err;
+}
+
+struct cq_error *cq_core_symbolize(struct cq_core *core, uint64_t addr, struct cq_symref *ret)
+{
+	struct cq_error *err = cq_core_load_images(core);
+	if (err)
+		return err;
+	memset(ret, 0, sizeof(*ret));
+	ret->address = addr;
+	struct cq_image *img = cq_core_image_at(core, addr);
+	if (!img)
+		return NULL;
+	ret->image = img;
+	struct cq_elf *e = cq_image_symbol_file(img);
+	if (e && img->bias_known)
+		ret->sym = cq_elf_symbol_at(e, addr - img->bias);
+	return NULL;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file target.h
+ * One const table per target architecture: pure data, no I/O, no allocation.
+ *
+ * A table says how a Linux ELF core of that architecture is laid out (prstatus and
+ * register block, where the thread pointer lives), what the C ABI's scalar types look like
+ * and which TLS variant glibc uses. Adding an architecture means adding one table (and a
+ * fixture), never code in corelib.
+ */
+#ifndef COREQ_TARGET_H
+#define COREQ_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** Scalar C types whose size and alignment the target defines. */
+enum cq_ctype {
+	CQ_CTYPE_CHAR,
+	CQ_CTYPE_SHORT,
+	CQ_CTYPE_INT,
+	CQ_CTYPE_LONG,
+	CQ_CTYPE_LONG_LONG,
+	CQ_CTYPE_POINTER,
+	CQ_CTYPE_SIZE_T,
+	CQ_CTYPE_BOOL,
+	CQ_CTYPE_FLOAT,
+	CQ_CTYPE_DOUBLE,
+	CQ_CTYPE_LONG_DOUBLE,
+	CQ_CTYPE_COUNT
+};
+
+/** Size and alignment (as a struct member) in bytes. */
+struct cq_ctype_layout {
+	uint8_t size;
+	uint8_t align;
+};
+
+/** One register in the prstatus register block. */
+struct cq_reg {
+	const char *name;
+	uint16_t offset; /**< byte offset inside pr_reg */
+	uint8_t size;    /**< bytes */
+};
+
+/** Where the thread pointer (tp) of a thread is found in a core. */
+enum cq_tp_source {
+	CQ_TP_REGISTER,    /**< a register of pr_reg (tp_reg) */
+	CQ_TP_NOTE_386_TLS,/**< NT_386_TLS entry selected by gs >> 3 */
+	CQ_TP_NOTE_ARM_TLS,/**< NT_ARM_TLS note (kernel cores only) */
+};
+
+/**
+ * How glibc's struct pthread is found from the thread pointer. libthread_db describes this
+ * with one of three `_thread_db_*` descriptors in libc; corelib reads the one named here
+ * so the offsets always come from the core's own libc.
+ */
+enum cq_pthread_from_tp {
+	CQ_PTHREAD_IS_TP,         /**< `_thread_db_const_thread_area` names fs/gs: pthread = tp */
+	CQ_PTHREAD_TP_MINUS_CONST,/**< `_thread_db_const_thread_area` = sizeof(struct pthread) */
+	CQ_PTHREAD_REGISTER_BIAS, /**< `_thread_db_register{32,64}`: {bits, bias, reg offset} */
+};
+
+enum cq_tls_variant { CQ_TLS_VARIANT_I = 1, CQ_TLS_VARIANT_II = 2 };
+
+struct cq_target {
+	const char *name;        /**< stable name used in output, e.g. "s390x" */
+	uint16_t e_machine;
+	uint8_t elf_class;       /**< ELFCLASS32 or ELFCLASS64 */
+	bool little_endian;
+	const char *bfd_arch;    /**< bfd_printable_name() expected for this target */
+	const char *gdb_arch;    /**< `set architecture` value for gdb-multiarch */
+
+	struct cq_ctype_layout ctypes[CQ_CTYPE_COUNT];
+
+	/** prstatus: uid_t width in prpsinfo (2 on i386/armhf, else 4). */
+	uint8_t prpsinfo_uid_size;
+	/** Register block (pr_reg) size; its offset follows from the class. */
+	uint16_t reg_block_size;
+	const struct cq_reg *regs;
+	uint16_t nregs;
+	int16_t pc_reg, sp_reg;  /**< indices into regs */
+	int16_t tp_reg;          /**< index into regs or -1 (CQ_TP_REGISTER only) */
+	int16_t gs_reg;          /**< i386: the gs selector register, else -1 */
+	enum cq_tp_source tp_source;
+	enum cq_pthread_from_tp pthread_from_tp;
+	enum cq_tls_variant tls_variant;
+	/** Value glibc adds to dtv pointers (TLS_DTV_OFFSET: 0x8000 ppc, 0x800 riscv). */
+	uint32_t tls_dtv_offset;
+};
+
+/** Number of known targets and the tables themselves (stable order). */
+extern const struct cq_target *const cq_targets[];
+extern const size_t cq_ntargets;
+
+/** Find the target for an ELF header's machine, class and data; NULL if unknown. */
+const struct cq_target *cq_target_find(uint16_t e_machine, uint8_t elf_class, bool little_endian);
+
+/** Find a target by its name ("ppc64le"); NULL if unknown. */
+const struct cq_target *cq_target_by_name(const char *name);
+
+/** Pointer size in bytes (4 or 8). */
+static inline unsigned cq_target_ptr_size(const struct cq_target *t)
+{
+	return t->ctypes[CQ_CTYPE_POINTER].size;
+}
+
+/** Whether values must be byte-swapped between this host and the target. */
+static inline bool cq_target_needs_bswap(const struct cq_target *t)
+{
+	return t->little_endian != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+}
+
+/** Index of the register named @p name, or -1. */
+int cq_target_reg_index(const struct cq_target *t, const char *name);
+
+#endif

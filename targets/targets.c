@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+#include "target.h"
+
+#include <string.h>
+
+extern const struct cq_target cq_target_x86_64, cq_target_i386, cq_target_aarch64,
+	cq_target_armhf, cq_target_s390x, cq_target_ppc64, cq_target_ppc32, cq_target_riscv64,
+	cq_target_ppc64le;
+
+const struct cq_target *const cq_targets[] = {
+	&cq_target_x86_64, &cq_target_i386,  &cq_target_aarch64,
+	&cq_target_armhf,  &cq_target_s390x, &cq_target_ppc64,
+	&cq_target_ppc32,  &cq_target_riscv64, &cq_target_ppc64le,
+};
+const size_t cq_ntargets = sizeof(cq_targets) / sizeof(cq_targets[0]);
+
+const struct cq_target *cq_target_find(uint16_t e_machine, uint8_t elf_class, bool little_endian)
+{
+	for (size_t i = 0; i < cq_ntargets; i++) {
+		const struct cq_target *t = cq_targets[i];
+		if (t->e_machine == e_machine && t->elf_class == elf_class &&
+		    t->little_endian == little_endian)
+			return t;
+	}
+	return NULL;
+}
+
+const struct cq_target *cq_target_by_name(const char *name)
+{
+	for (size_t i = 0; i < cq_ntargets; i++)
+		if (strcmp(cq_targets[i]->name, name) == 0)
+			return cq_targets[i];
+	return NULL;
+}
+
+int cq_target_reg_index(const struct cq_target *t, const char *name)
+{
+	for (unsigned i = 0; i < t->nregs; i++)
+		if (strcmp(t->regs[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file cli.h
+ * The `coreq` command line: shared state of one invocation and output helpers.
+ * Every command builds one JSON document (jansson, insertion order kept, so output
+ * order is stable); text output is rendered from the same data.
+ */
+#ifndef COREQ_CLI_H
+#define COREQ_CLI_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "corelib/core.h"
+#include "corelib/image.h"
+
+/** Exit statuses (documented in coreq(1) and README). */
+enum cq_exit {
+	CQ_EXIT_OK = 0,          /**< complete answer */
+	CQ_EXIT_PARTIAL = 1,     /**< answer given, with missing pieces listed as problems */
+	CQ_EXIT_USAGE = 2,       /**< bad command line */
+	CQ_EXIT_IO = 3,          /**< an input file cannot be opened or read */
+	CQ_EXIT_FORMAT = 4,      /**< input is not a core or its architecture is unsupported */
+	CQ_EXIT_MALFORMED = 5,   /**< the core is truncated or structurally broken */
+	CQ_EXIT_COMPRESSED = 6,  /**< corrupt compressed input or expansion over the limit */
+	CQ_EXIT_QUERY = 7,       /**< the requested item cannot be answered (symbol, address) */
+	CQ_EXIT_INTERNAL = 8,    /**< out of memory or a library failed */
+};
+
+struct cq_cli {
+	struct cq_core_options opts;
+	bool json;
+	bool has_thread;
+	int32_t thread;
+	const char *as;      /**< read/tls value format: u8 u16 u32 u64 ptr str hex */
+	const char *module;  /**< scope for sym/tls */
+	bool regs;           /**< threads: include all registers (default for `threads`) */
+	char **args;         /**< positional arguments after the command */
+	int nargs;
+};
+
+typedef int (*cq_command_fn)(struct cq_cli *cli);
+
+int cq_cmd_info(struct cq_cli *cli);
+int cq_cmd_threads(struct cq_cli *cli);
+int cq_cmd_maps(struct cq_cli *cli);
+int cq_cmd_sym(struct cq_cli *cli);
+int cq_cmd_addr(struct cq_cli *cli);
+int cq_cmd_read(struct cq_cli *cli);
+int cq_cmd_tls(struct cq_cli *cli);
+
+/** Exit status for an error code. */
+int cq_exit_for(const struct cq_error *err);
+
+/** Print "coreq: MESSAGE" to stderr, destroy @p err, return its exit status. */
+int cq_fail(struct cq_error *err);
+
+/** Open the core named by args[0] (EXE from args[1] when @p exe_arg). Prints on failure. */
+int cq_open_core(struct cq_cli *cli, bool exe_arg, struct cq_core **ret);
+
+/** "0x..." string for an address. */
+json_t *cq_json_addr(uint64_t v);
+
+/** Parse a number (decimal or 0x hex); false if invalid. */
+bool cq_parse_u64(const char *s, uint64_t *ret);
+
+/** Symbolized "name+0xoff" for @p addr (NULL if unknown); caller frees. */
+char *cq_symbolize_str(struct cq_core *core, uint64_t addr);
+
+/** Problems of the core as a JSON array. */
+json_t *cq_json_problems(const struct cq_core *core);
+
+/** Emit @p doc as JSON to stdout (steals the reference). */
+void cq_emit_json(json_t *doc);
+
+/** Print problems to stdout in text form; returns CQ_EXIT_PARTIAL if any, else OK. */
+int cq_text_problems(const struct cq_core *core);
+
+/** Name of a Linux signal number ("SIGABRT"), or NULL. */
+const char *cq_signal_name(int sig);
+
+#endif

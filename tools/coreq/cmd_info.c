@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/* `coreq info` and `coreq threads`. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "corelib/internal.h"
+
+static json_t *thread_json(struct cq_core *core, struct cq_thread *th, bool regs)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "tid", json_integer(th->tid));
+	json_object_set_new(o, "crashing", json_boolean(th == &core->threads[core->crash_thread]));
+	json_object_set_new(o, "signal", json_integer(th->signal));
+	json_object_set_new(o, "pc", cq_json_addr(th->pc));
+	char *where = cq_symbolize_str(core, th->pc);
+	json_object_set_new(o, "pc_symbol", where ? json_string(where) : json_null());
+	free(where);
+	json_object_set_new(o, "sp", cq_json_addr(th->sp));
+	json_object_set_new(o, "tp", th->has_tp ? cq_json_addr(th->tp) : json_null());
+	if (regs) {
+		json_t *r = json_object();
+		for (unsigned i = 0; i < core->target->nregs; i++)
+			json_object_set_new(r, core->target->regs[i].name,
+					    cq_thread_has_reg(core, th, i) ?
+					    cq_json_addr(cq_thread_reg_at(core, th, i)) : json_null());
+		json_object_set_new(o, "registers", r);
+	}
+	return o;
+}
+
+static json_t *image_json(struct cq_image *img)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(img->name));
+	json_object_set_new(o, "kind", json_string(img->is_exe ? "executable" :
+						   img->status == CQ_IMAGE_VIRTUAL ? "vdso" : "library"));
+	json_object_set_new(o, "bias", img->bias_known ? cq_json_addr(img->bias) : json_null());
+	json_object_set_new(o, "start", img->end ? cq_json_addr(img->start) : json_null());
+	json_object_set_new(o, "end", img->end ? cq_json_addr(img->end) : json_null());
+	char *bid = img->build_id_len ? cq__hex(img->build_id, img->build_id_len) : NULL;
+	json_object_set_new(o, "build_id", bid ? json_string(bid) : json_null());
+	free(bid);
+	json_object_set_new(o, "status", json_string(cq_image_status_name(img->status)));
+	json_object_set_new(o, "file", img->found_path ? json_string(img->found_path) : json_null());
+	json_object_set_new(o, "symbols", json_string(!img->elf ? "none" :
+		img->debug ? "separate-debug-file" : img->elf->has_symtab ? "symtab" : "dynsym-only"));
+	json_object_set_new(o, "debug_file", img->debug_path ? json_string(img->debug_path) : json_null());
+	json_object_set_new(o, "sources", json_pack("{s:b, s:b}", "link_map", img->from_link_map,
+						    "nt_file", img->from_file_note));
+	json_object_set_new(o, "problem", img->problem ? json_string(img->problem) : json_null());
+	return o;
+}
+
+static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_images, bool regs)
+{
+	json_t *doc = json_object();
+	json_object_set_new(doc, "schema", json_string(with_images ? "coreq-info/1" : "coreq-threads/1"));
+	json_object_set_new(doc, "core", json_string(core->file->path));
+	json_object_set_new(doc, "compressed", json_boolean(core->file->compressed));
+	const struct cq_target *t = core->target;
+	json_object_set_new(doc, "arch", json_string(t->name));
+	json_object_set_new(doc, "bits", json_integer(cq_target_ptr_size(t) * 8));
+	json_object_set_new(doc, "byte_order", json_string(t->little_endian ? "little" : "big"));
+	json_object_set_new(doc, "bfd_target", core->bfd_target ? json_string(core->bfd_target) : json_null());
+	json_object_set_new(doc, "bfd_arch", core->bfd_arch ? json_string(core->bfd_arch) : json_null());
+	if (core->has_psinfo) {
+		json_object_set_new(doc, "pid", json_integer(core->pid));
+		json_object_set_new(doc, "ppid", json_integer(core->ppid));
+		json_object_set_new(doc, "command", json_string(core->fname));
+		json_object_set_new(doc, "args", json_string(core->psargs));
+	} else {
+		json_object_set_new(doc, "pid", json_null());
+		json_object_set_new(doc, "ppid", json_null());
+		json_object_set_new(doc, "command", json_null());
+		json_object_set_new(doc, "args", json_null());
+	}
+	json_t *sig = json_object();
+	json_object_set_new(sig, "number", json_integer(core->signal));
+	const char *sn = cq_signal_name(core->signal);
+	json_object_set_new(sig, "name", sn ? json_string(sn) : json_null());
+	json_object_set_new(sig, "source", json_string(core->has_siginfo ? "NT_SIGINFO" : "NT_PRSTATUS"));
+	if (core->has_siginfo) {
+		json_object_set_new(sig, "code", json_integer(core->si_code));
+		json_object_set_new(sig, "address", cq_json_addr(core->si_addr));
+	}
+	json_object_set_new(doc, "signal", sig);
+	json_object_set_new(doc, "crashing_thread", json_integer(core->threads[core->crash_thread].tid));
+	json_object_set_new(doc, "thread_count", json_integer((json_int_t)core->nthreads));
+	struct cq_error *err = cq_core_load_images(core);
+	if (err) {
+		cq_core_problem(core, "images", "%s", err->message);
+		cq_error_destroy(err);
+	}
+	json_t *threads = json_array();
+	for (size_t i = 0; i < core->nthreads; i++)
+		json_array_append_new(threads, thread_json(core, &core->threads[i], regs));
+	json_object_set_new(doc, "threads", threads);
+	if (with_images) {
+		json_object_set_new(doc, "images_source",
+				    json_string(core->images_source ? core->images_source : "none"));
+		json_t *images = json_array();
+		for (size_t i = 0; i < core->nimages; i++)
+			json_array_append_new(images, image_json(&core->images[i]));
+		json_object_set_new(doc, "images", images);
+	}
+	json_object_set_new(doc, "problems", cq_json_problems(core));
+	(void)cli;
+	return doc;
+}
+
+static const char *jstr(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_string(v) ? json_string_value(v) : "-";
+}
+
+static void print_threads_text(json_t *doc, bool regs)
+{
+	json_t *threads = json_object_get(doc, "threads");
+	size_t i;
+	json_t *th;
+	printf("  %-8s %-4s %-18s %-18s %-18s %s\n", "TID", "SIG", "PC", "SP", "TP", "WHERE");
+	json_array_foreach(threads, i, th) {
+		printf("%c %-8lld %-4lld %-18s %-18s %-18s %s\n",
+		       json_is_true(json_object_get(th, "crashing")) ? '*' : ' ',
+		       (long long)json_integer_value(json_object_get(th, "tid")),
+		       (long long)json_integer_value(json_object_get(th, "signal")),
+		       jstr(th, "pc"), jstr(th, "sp"), jstr(th, "tp"), jstr(th, "pc_symbol"));
+		if (regs) {
+			const char *k;
+			json_t *v;
+			int col = 0;
+			json_object_foreach(json_object_get(th, "registers"), k, v) {
+				printf("%s%9s=%-18s", col == 0 ? "    " : "", k,
+				       json_is_string(v) ? json_string_value(v) : "unavailable");
+				if (++col == 4) {
+					printf("\n");
+					col = 0;
+				}
+			}
+			if (col)
+				printf("\n");
+		}
+	}
+}
+
+static void print_info_text(json_t *doc, bool with_images)
+{
+	json_t *sig = json_object_get(doc, "signal");
+	printf("core:     %s%s\n", jstr(doc, "core"),
+	       json_is_true(json_object_get(doc, "compressed")) ? " (compressed)" : "");
+	printf("arch:     %s, %lld-bit %s-endian (bfd: %s, %s)\n", jstr(doc, "arch"),
+	       (long long)json_integer_value(json_object_get(doc, "bits")), jstr(doc, "byte_order"),
+	       jstr(doc, "bfd_target"), jstr(doc, "bfd_arch"));
+	if (json_is_integer(json_object_get(doc, "pid")))
+		printf("process:  pid %lld, ppid %lld, command %s, args \"%s\"\n",
+		       (long long)json_integer_value(json_object_get(doc, "pid")),
+		       (long long)json_integer_value(json_object_get(doc, "ppid")),
+		       jstr(doc, "command"), jstr(doc, "args"));
+	else
+		printf("process:  no NT_PRPSINFO note\n");
+	printf("signal:   %lld (%s) in thread %lld, from %s\n",
+	       (long long)json_integer_value(json_object_get(sig, "number")), jstr(sig, "name"),
+	       (long long)json_integer_value(json_object_get(doc, "crashing_thread")),
+	       jstr(sig, "source"));
+	printf("threads:  %lld\n", (long long)json_integer_value(json_object_get(doc, "thread_count")));
+	print_threads_text(doc, false);
+	if (!with_images)
+		return;
+	json_t *images = json_object_get(doc, "images");
+	printf("images:   %zu (from %s)\n", json_array_size(images), jstr(doc, "images_source"));
+	printf("  %-18s %-17s %-40s %s\n", "BIAS", "STATUS", "BUILD-ID", "NAME -> FILE");
+	size_t i;
+	json_t *img;
+	json_array_foreach(images, i, img) {
+		printf("  %-18s %-17s %-40s %s -> %s\n", jstr(img, "bias"), jstr(img, "status"),
+		       jstr(img, "build_id"), jstr(img, "name"), jstr(img, "file"));
+	}
+}
+
+static int info_common(struct cq_cli *cli, bool with_images, bool regs)
+{
+	struct cq_core *core;
+	int rc = cq_open_core(cli, true, &core);
+	if (rc)
+		return rc;
+	json_t *doc = info_json(cli, core, with_images, regs);
+	rc = core->nproblems ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+	if (cli->json) {
+		if (rc)
+			fprintf(stderr, "coreq: analysis incomplete: %zu problem(s), listed in the output\n",
+				core->nproblems);
+		cq_emit_json(doc);
+	} else {
+		if (with_images)
+			print_info_text(doc, true);
+		else
+			print_threads_text(doc, regs);
+		json_decref(doc);
+		cq_text_problems(core);
+	}
+	cq_core_close(core);
+	return rc;
+}
+
+int cq_cmd_info(struct cq_cli *cli)
+{
+	return info_common(cli, true, false);
+}
+
+int cq_cmd_threads(struct cq_cli *cli)
+{
+	return info_common(cli, false, true);
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* coreq: post-mortem analyzer for Linux ELF cores of any architecture. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define COREQ_VERSION "0.1.0"
+
+static const struct {
+	const char *name;
+	cq_command_fn fn;
+	const char *synopsis;
+} commands[] = {
+	{"info", cq_cmd_info, "info CORE [EXE]            process, signal, threads, images"},
+	{"threads", cq_cmd_threads, "threads CORE [EXE]         threads with all registers"},
+	{"maps", cq_cmd_maps, "maps CORE [EXE]            segments and where their bytes come from"},
+	{"sym", cq_cmd_sym, "sym CORE NAME              address (and value) of a symbol"},
+	{"addr", cq_cmd_addr, "addr CORE ADDR             symbolize an address"},
+	{"read", cq_cmd_read, "read CORE ADDR LEN         hexdump (or --as u8|u16|u32|u64|ptr|str)"},
+	{"tls", cq_cmd_tls, "tls CORE NAME              address and value of a TLS variable per thread"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: coreq COMMAND [OPTIONS] ARGS...\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  coreq %s\n", commands[i].synopsis);
+	fprintf(f,
+		"\noptions:\n"
+		"  -j, --json                 JSON output (schemas: doc/json-schema.md)\n"
+		"  -e, --exe EXE              the executable (also: second argument of info/threads/maps)\n"
+		"  -s, --sysroot DIR          prefix for the absolute paths the core names\n"
+		"  -L, --solib-search-path D  colon-separated directories searched by file name\n"
+		"  -d, --debug-dir DIR        .build-id/xx/rest.debug and debuglink root\n"
+		"  -t, --thread TID           tls: only this thread\n"
+		"  -m, --module IMAGE         sym/tls: look only in this image (path or file name)\n"
+		"  -a, --as FORMAT            read: u8 u16 u32 u64 ptr str hex\n"
+		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
+		"  -h, --help                 this help;  -V, --version  version\n"
+		"\nexit status: 0 ok, 1 done with missing pieces (listed), 2 usage, 3 cannot read input,\n"
+		"4 not a core / unsupported architecture, 5 malformed core, 6 bad compressed input,\n"
+		"7 item not answerable (symbol, address, thread), 8 internal error\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"exe", required_argument, NULL, 'e'},
+		{"sysroot", required_argument, NULL, 's'},
+		{"solib-search-path", required_argument, NULL, 'L'},
+		{"debug-dir", required_argument, NULL, 'd'},
+		{"thread", required_argument, NULL, 't'},
+		{"module", required_argument, NULL, 'm'},
+		{"as", required_argument, NULL, 'a'},
+		{"max-inflate", required_argument, NULL, 'M'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	struct cq_cli cli = {0};
+	int c;
+	uint64_t v;
+	while ((c = getopt_long(argc, argv, "je:s:L:d:t:m:a:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': cli.json = true; break;
+		case 'e': cli.opts.exe = optarg; break;
+		case 's': cli.opts.sysroot = optarg; break;
+		case 'L': cli.opts.solib_search_path = optarg; break;
+		case 'd': cli.opts.debug_dir = optarg; break;
+		case 'm': cli.module = optarg; break;
+		case 'a': cli.as = optarg; break;
+		case 't':
+			if (!cq_parse_u64(optarg, &v) || v > INT32_MAX) {
+				fprintf(stderr, "coreq: bad --thread %s\n", optarg);
+				return CQ_EXIT_USAGE;
+			}
+			cli.has_thread = true;
+			cli.thread = (int32_t)v;
+			break;
+		case 'M':
+			if (!cq_parse_u64(optarg, &v) || v == 0) {
+				fprintf(stderr, "coreq: bad --max-inflate %s\n", optarg);
+				return CQ_EXIT_USAGE;
+			}
+			cli.opts.max_inflated = v;
+			break;
+		case 'h': usage(stdout); return CQ_EXIT_OK;
+		case 'V': printf("coreq %s\n", COREQ_VERSION); return CQ_EXIT_OK;
+		default: usage(stderr); return CQ_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return CQ_EXIT_USAGE;
+	}
+	const char *cmd = argv[optind];
+	cli.args = argv + optind + 1;
+	cli.nargs = argc - optind - 1;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, cmd) == 0)
+			return commands[i].fn(&cli);
+	fprintf(stderr, "coreq: unknown command '%s' (see coreq --help)\n", cmd);
+	return CQ_EXIT_USAGE;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the commands: opening the core, exit statuses, JSON pieces. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cq_exit_for(const struct cq_error *err)
+{
+	switch (err->code) {
+	case CQ_ERR_IO: return CQ_EXIT_IO;
+	case CQ_ERR_FORMAT:
+	case CQ_ERR_UNSUPPORTED: return CQ_EXIT_FORMAT;
+	case CQ_ERR_MALFORMED: return CQ_EXIT_MALFORMED;
+	case CQ_ERR_COMPRESSED: return CQ_EXIT_COMPRESSED;
+	case CQ_ERR_FAULT:
+	case CQ_ERR_NOT_FOUND:
+	case CQ_ERR_MISSING: return CQ_EXIT_QUERY;
+	case CQ_ERR_USAGE: return CQ_EXIT_USAGE;
+	case CQ_ERR_NOMEM:
+	case CQ_ERR_INTERNAL: return CQ_EXIT_INTERNAL;
+	}
+	return CQ_EXIT_INTERNAL;
+}
+
+int cq_fail(struct cq_error *err)
+{
+	int rc = cq_exit_for(err);
+	fprintf(stderr, "coreq: %s\n", err->message);
+	cq_error_destroy(err);
+	return rc;
+}
+
+int cq_open_core(struct cq_cli *cli, bool exe_arg, struct cq_core **ret)
+{
+	if (cli->nargs < 1) {
+		fprintf(stderr, "coreq: missing CORE argument (see coreq --help)\n");
+		return CQ_EXIT_USAGE;
+	}
+	if (exe_arg && cli->nargs > 2) {
+		fprintf(stderr, "coreq: too many arguments (expected CORE [EXE])\n");
+		return CQ_EXIT_USAGE;
+	}
+	if (exe_arg && cli->nargs == 2)
+		cli->opts.exe = cli->args[1];
+	struct cq_error *err = cq_core_open(cli->args[0], &cli->opts, ret);
+	if (err)
+		return cq_fail(err);
+	return CQ_EXIT_OK;
+}
+
+json_t *cq_json_addr(uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	return json_string(buf);
+}
+
+bool cq_parse_u64(const char *s, uint64_t *ret)
+{
+	if (!s || !*s || *s == '-')
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return false;
+	*ret = v;
+	return true;
+}
+
+char *cq_symbolize_str(struct cq_core *core, uint64_t addr)
+{
+	struct cq_symref ref;
+	struct cq_error *err = cq_core_symbolize(core, addr, &ref);
+	if (err) {
+		cq_error_destroy(err);
+		return NULL;
+	}
+	char *s;
+	if (!ref.sym) {
+		/* No symbol: name the image and the link-time address, still useful for triage. */
+		if (!ref.image || !ref.image->bias_known)
+			return NULL;
+		const char *base = strrchr(ref.image->name, '/');
+		return asprintf(&s, "%s+0x%" PRIx64, base ? base + 1 : ref.image->name,
+				addr - ref.image->bias) < 0 ? NULL : s;
+	}
+	uint64_t off = addr - ref.image->bias - ref.sym->value;
+	int n = off ? asprintf(&s, "%s+0x%" PRIx64, ref.sym->name, off) :
+		      asprintf(&s, "%s", ref.sym->name);
+	return n < 0 ? NULL : s;
+}
+
+json_t *cq_json_problems(const struct cq_core *core)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < core->nproblems; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s}", "item", core->problems[i].item,
+						   "message", core->problems[i].message));
+	return a;
+}
+
+void cq_emit_json(json_t *doc)
+{
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(doc);
+}
+
+int cq_text_problems(const struct cq_core *core)
+{
+	if (!core->nproblems)
+		return CQ_EXIT_OK;
+	printf("\nproblems (%zu):\n", core->nproblems);
+	for (size_t i = 0; i < core->nproblems; i++)
+		printf("  %s: %s\n", core->problems[i].item, core->problems[i].message);
+	fprintf(stderr, "coreq: analysis incomplete: %zu problem(s), listed in the output\n",
+		core->nproblems);
+	return CQ_EXIT_PARTIAL;
+}
+
+const char *cq_signal_name(int sig)
+{
+	/* Linux numbering, the same on every supported target */
+	static const char *const names[] = {
+		NULL, "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS",
+		"SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM",
+		"SIGTERM", "SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN",
+		"SIGTTOU", "SIGURG", "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",
+		"SIGIO", "SIGPWR", "SIGSYS"};
+	if (sig > 0 && sig < (int)(sizeof(names) / sizeof(names[0])))
+		return names[sig];
+	return NULL;
+}
