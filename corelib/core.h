@@ -48,6 +48,10 @@ struct cq_thread {
 	uint64_t pc, sp;
 	bool has_tp;
 	uint64_t tp;             /**< thread pointer, when the core has it */
+	/** NT_SIGINFO following this thread's NT_PRSTATUS (gdb writes one per thread). */
+	bool has_siginfo;
+	int32_t si_signo, si_code;
+	uint64_t si_addr;
 	/** From NT_386_TLS / NT_ARM_TLS, kept raw: the tp is derived from them. */
 	uint8_t *tls_note;
 	size_t tls_note_size;

@@ -29,6 +29,13 @@ static const struct cq_segment *find_segment(const struct cq_core *core, uint64_
 static bool file_backing(struct cq_core *core, uint64_t addr, struct cq_image **img_ret,
 			 uint64_t *off_ret, uint64_t *avail_ret)
 {
+	if (!core->images_done) {
+		/* Files are found with the images; failures there are problems, not faults. */
+		struct cq_error *err = cq_core_load_images(core);
+		if (err)
+			cq_core_problem(core, "images", "%s", err->message);
+		cq_error_destroy(err);
+	}
 	if (core->nfile_maps) {
 		size_t lo = 0, hi = core->nfile_maps;
 		while (lo < hi) {

@@ -171,10 +171,13 @@ static struct cq_error *note_siginfo(struct cq_core *core, const uint8_t *desc, 
 	size_t addr_off = cq_target_ptr_size(t) == 8 ? 16 : 12;
 	if (size < addr_off + cq_target_ptr_size(t))
 		return NULL; /* too short to be useful; the prstatus signal still stands */
-	core->has_siginfo = true;
-	core->signal = (int32_t)cq_load_uint(t, desc, 4);
-	core->si_code = (int32_t)cq_load_uint(t, desc + 8, 4);
-	core->si_addr = cq_load_ptr(t, desc + addr_off);
+	if (core->nthreads == 0)
+		return NULL; /* belongs to no thread */
+	struct cq_thread *th = &core->threads[core->nthreads - 1];
+	th->has_siginfo = true;
+	th->si_signo = (int32_t)cq_load_uint(t, desc, 4);
+	th->si_code = (int32_t)cq_load_uint(t, desc + 8, 4);
+	th->si_addr = cq_load_ptr(t, desc + addr_off);
 	return NULL;
 }
 
@@ -300,7 +303,10 @@ struct cq_error *cq__core_parse_notes(struct cq_core *core)
 			core->crash_thread = i;
 			break;
 		}
-	if (!core->has_siginfo)
-		core->signal = core->threads[core->crash_thread].signal;
+	const struct cq_thread *crash = &core->threads[core->crash_thread];
+	core->has_siginfo = crash->has_siginfo;
+	core->signal = crash->has_siginfo ? crash->si_signo : crash->signal;
+	core->si_code = crash->si_code;
+	core->si_addr = crash->si_addr;
 	return NULL;
 }
