@@ -16,7 +16,10 @@ UNIT_SRC = $(wildcard tests/unit/*.c)
 UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 HEADERS = $(wildcard targets/*.h corelib/*.h tools/coreq/*.h)
 
-.PHONY: all clean test unit host32 asan
+.PHONY: all clean test unit host32 asan deps demo check
+
+DEMO_CASE = fixtures/core/x86_64-kernel
+DEMO_BE = fixtures/core/s390x-qemu
 
 all: $(BUILD)/coreq $(BUILD)/mkcore $(UNIT_BIN)
 
@@ -42,15 +45,41 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcoreq.a tests/unit/check.h
 HOST32_SYSROOT ?= $(CURDIR)/build/sysroot-i386-host
 host32:
 	tools/host32/sysroot.sh $(HOST32_SYSROOT) >/dev/null
-	$(MAKE) BUILD=build32 CC=i686-linux-gnu-gcc-12 \
-	  EXTRA_CFLAGS="$$(bash tools/host32/env.sh $(HOST32_SYSROOT) --sh | sed -n 's/^HOST32_CFLAGS=//p' | tr -d "'\"")" \
-	  LDFLAGS="$$(bash tools/host32/env.sh $(HOST32_SYSROOT) --sh | sed -n 's/^HOST32_LDFLAGS=//p' | tr -d "'\"")"
+	@mkdir -p build
+	bash tools/host32/env.sh $(HOST32_SYSROOT) --make > build/host32.mk
+	$(MAKE) BUILD=build32 HOST32_MK=build/host32.mk
+
+# The i386 toolchain and sysroot flags (CC, CFLAGS, LDFLAGS) come from tools/host32/env.sh.
+ifdef HOST32_MK
+include $(HOST32_MK)
+EXTRA_CFLAGS := $(CFLAGS)
+endif
 
 asan:
 	$(MAKE) BUILD=build-asan CC=clang-14 OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 
 test: all
 	tests/run.sh
+
+deps:
+	tools/install-deps.sh
+
+# The main job on a stored fixture: an x86_64 kernel core and a big-endian s390x qemu core.
+demo:
+	tools/install-deps.sh --build
+	$(MAKE) $(BUILD)/coreq
+	tools/fixtures/sysroot.sh x86_64 build/sysroot/x86_64 >/dev/null
+	tools/fixtures/sysroot.sh s390x build/sysroot/s390x >/dev/null
+	$(BUILD)/coreq info --sysroot build/sysroot/x86_64 $(DEMO_CASE)/core.gz $(DEMO_CASE)/exe.gz
+	@echo
+	$(BUILD)/coreq tls --sysroot build/sysroot/s390x --exe $(DEMO_BE)/exe.gz $(DEMO_BE)/core.gz fx_t_name
+
+# Everything CI runs: 64-bit, ASan/UBSan and 32-bit (i386) builds, the whole suite with each.
+check: deps
+	$(MAKE) all
+	$(MAKE) asan
+	$(MAKE) host32
+	tools/check-all.sh
 
 clean:
 	rm -rf build build32 build-asan

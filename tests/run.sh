@@ -1,0 +1,46 @@
+#!/bin/bash
+# Run the whole suite against one coreq binary and print "N passed, M failed".
+#   tests/run.sh                 build/coreq, unit tests from build/tests
+#   COREQ=build-asan/coreq UNIT=build-asan/tests tests/run.sh
+# Each part prints its own lines; this script adds up their closing lines.
+set -u
+cd "$(dirname "$0")/.."
+export COREQ=${COREQ:-build/coreq}
+UNIT=${UNIT:-build/tests}
+total_pass=0 total_fail=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+part() {
+	local name=$1
+	shift
+	echo "### $name ($COREQ)"
+	"$@" >"$log" 2>&1
+	local rc=$?
+	grep -v '^ok - ' "$log"
+	local line
+	line=$(grep -E '([0-9]+) passed, ([0-9]+) failed' "$log" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "not ok - $name printed no result line (exit $rc)"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+	local p f
+	p=$(sed -E 's/.*\b([0-9]+) passed.*/\1/' <<<"$line")
+	f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $name exited $rc"
+		total_fail=$((total_fail + 1))
+	fi
+}
+
+for t in "$UNIT"/test_*; do
+	[ -x "$t" ] && part "unit $(basename "$t")" "$t"
+done
+part "fixtures" python3 tests/fixture/run.py
+[ -x tests/badinput/run.sh ] && part "bad input" tests/badinput/run.sh
+[ -x tests/fixture/gdb_crosscheck.sh ] && [ "${SKIP_GDB:-0}" != 1 ] && part "gdb cross-check" tests/fixture/gdb_crosscheck.sh
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Helpers for tools/bench/bench-info.sh (plain python3, no third-party modules).
+
+  benchlib.py evict CORE              drop CORE's pages from the page cache (fadvise)
+  benchlib.py resident CORE           bytes of CORE in the page cache, in all and per segment
+  benchlib.py strace-io LOG CORE      bytes the traced tool read from / mapped of CORE
+  benchlib.py hyperfine JSON          "min_ms median_ms" of hyperfine's --export-json
+  benchlib.py stats MS...             "min_ms median_ms" of a list of times
+  benchlib.py report TSV              the table, the ratios and the PASS/MISS lines
+
+Byte accounting is by ELF segment of the core: "heap" is the largest PT_LOAD (the
+benchmark program's 1-2 GiB malloc chunk), which nothing in `info` needs.
+"""
+import ctypes
+import ctypes.util
+import json
+import mmap
+import os
+import re
+import statistics
+import struct
+import sys
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def segments(core):
+    """[(type, offset, filesz)] of the core's program headers (ELF32/64, either endian)."""
+    with open(core, "rb") as f:
+        ident = f.read(16)
+        if ident[:4] != b"\x7fELF":
+            raise SystemExit(f"{core}: not ELF")
+        is64, end = ident[4] == 2, "<" if ident[5] == 1 else ">"
+        if is64:
+            hdr = struct.unpack(end + "HHIQQQIHHHHHH", f.read(48))
+            phoff, phentsize, phnum, shoff = hdr[4], hdr[8], hdr[9], hdr[5]
+        else:
+            hdr = struct.unpack(end + "HHIIIIIHHHHHH", f.read(36))
+            phoff, phentsize, phnum, shoff = hdr[4], hdr[8], hdr[9], hdr[5]
+        if phnum == 0xFFFF:  # PN_XNUM: count in section header 0's sh_info
+            f.seek(shoff + (44 if is64 else 28))
+            phnum = struct.unpack(end + "I", f.read(4))[0]
+        f.seek(phoff)
+        raw = f.read(phnum * phentsize)
+    out = []
+    for i in range(phnum):
+        e = raw[i * phentsize:(i + 1) * phentsize]
+        if is64:
+            p_type, _, off, _, _, filesz = struct.unpack(end + "IIQQQQ", e[:40])
+        else:
+            p_type, off, _, _, filesz = struct.unpack(end + "IIIII", e[:20])
+        out.append((p_type, off, filesz))
+    return out
+
+
+def seg_index(core):
+    """(load segments sorted by offset, index of the heap segment)."""
+    loads = sorted((off, sz) for t, off, sz in segments(core) if t == 1 and sz > 0)
+    heap = max(range(len(loads)), key=lambda i: loads[i][1]) if loads else -1
+    return loads, heap
+
+
+def classify(ranges, core):
+    """ranges: [(offset, length)] -> dict(bytes, heap_bytes, segs_touched, segs_total)."""
+    loads, heap = seg_index(core)
+    touched, heap_bytes, total = set(), 0, 0
+    for off, ln in ranges:
+        if ln <= 0:
+            continue
+        total += ln
+        for i, (so, sz) in enumerate(loads):
+            lo, hi = max(off, so), min(off + ln, so + sz)
+            if lo < hi:
+                touched.add(i)
+                if i == heap:
+                    heap_bytes += hi - lo
+    return dict(bytes=total, heap_bytes=heap_bytes, segs=len(touched), segs_total=len(loads))
+
+
+def cmd_evict(core):
+    fd = os.open(core, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def cmd_resident(core):
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    size = os.path.getsize(core)
+    fd = os.open(core, os.O_RDONLY)
+    addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    os.close(fd)
+    if addr in (None, ctypes.c_void_p(-1).value):
+        raise SystemExit("mmap failed")
+    npages = (size + PAGE - 1) // PAGE
+    vec = ctypes.create_string_buffer(npages)
+    if libc.mincore(addr, size, vec) != 0:
+        raise SystemExit(f"mincore: {os.strerror(ctypes.get_errno())}")
+    libc.munmap(addr, size)
+    ranges, start = [], None
+    raw = vec.raw
+    for i in range(npages + 1):
+        res = i < npages and raw[i] & 1
+        if res and start is None:
+            start = i
+        elif not res and start is not None:
+            ranges.append((start * PAGE, (i - start) * PAGE))
+            start = None
+    c = classify(ranges, core)
+    print(f"bytes={c['bytes']} heap_bytes={c['heap_bytes']} segs={c['segs']} segs_total={c['segs_total']}")
+
+
+def cmd_strace_io(log, core):
+    """Sum read()/pread64() bytes and mmap() lengths on file descriptors naming CORE
+    (strace -f -y output); read() offsets follow lseek() and earlier reads."""
+    core = os.path.realpath(core)
+    pending, pos = {}, {}
+    reads, maps, nread = [], [], 0
+    fdre = re.compile(r"^(\d+)<(.*)>$")
+    with open(log, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = re.match(r"^(\d+) +(.*)$", line)
+            pid, rest = (m.group(1), m.group(2)) if m else ("0", line)
+            if rest.endswith("<unfinished ...>"):
+                pending[pid] = rest[: -len("<unfinished ...>")].rstrip()
+                continue
+            m = re.match(r"^<\.\.\. \w+ resumed>(.*)$", rest)
+            if m:
+                rest = pending.pop(pid, "") + m.group(1)
+            m = re.match(r"^(\w+)\((.*)\) += (-?\d+|0x[0-9a-f]+)", rest)
+            if not m:
+                continue
+            call, args, ret = m.group(1), m.group(2), m.group(3)
+            if call in ("openat", "open"):
+                fm = re.search(r"(\d+)<(.*)>$", rest)
+                if fm and fm.group(2) == core:
+                    pos[fm.group(1)] = 0
+                continue
+            first = args.split(", ", 1)[0]
+            if call == "mmap":
+                parts = args.split(", ")
+                if len(parts) == 6:
+                    fm = fdre.match(parts[4])
+                    if fm and fm.group(2) == core:
+                        maps.append((int(parts[5], 0), int(parts[1], 0)))
+                continue
+            fm = fdre.match(first)
+            if not fm or fm.group(2) != core:
+                continue
+            fd, n = fm.group(1), int(ret, 0)
+            if call == "lseek":
+                if n >= 0:
+                    pos[fd] = n
+            elif call == "read":
+                if n > 0:
+                    reads.append((pos.get(fd, 0), n))
+                    pos[fd] = pos.get(fd, 0) + n
+                nread += 1
+            elif call == "pread64":
+                off = int(args.rsplit(", ", 1)[1], 0)
+                if n > 0:
+                    reads.append((off, n))
+                nread += 1
+    r, mp = classify(reads, core), classify(maps, core)
+    print(f"calls={nread} bytes={r['bytes']} heap_bytes={r['heap_bytes']} segs={r['segs']} "
+          f"segs_total={r['segs_total']} mmap_bytes={mp['bytes']} mmap_heap_bytes={mp['heap_bytes']}")
+
+
+def two(ms):
+    return f"{min(ms):.3f} {statistics.median(ms):.3f}"
+
+
+def cmd_hyperfine(path):
+    with open(path) as f:
+        res = json.load(f)["results"][0]
+    print(two([t * 1000 for t in res["times"]]))
+
+
+def fmt_bytes(b):
+    if b is None or b == "" or b == "-":
+        return "-"
+    b = float(b)
+    for unit, div in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= div:
+            return f"{b / div:.1f} {unit}"
+    return f"{int(b)} B"
+
+
+def cmd_report(tsv):
+    """TSV columns (header line): tool threads rc min_ms med_ms rss_kb sys_calls sys_bytes
+    sys_heap sys_segs mmap_bytes cold_ms cold_bytes cold_heap cold_segs segs_total"""
+    with open(tsv) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        rows = [dict(zip(head, l.rstrip("\n").split("\t"))) for l in f if l.strip()]
+    meta = {r["tool"][1:]: r["threads"] for r in rows if r["tool"].startswith("#")}
+    rows = [r for r in rows if not r["tool"].startswith("#")]
+    num = lambda r, k: float(r[k]) if r.get(k, "-") not in ("-", "") else None
+    base = next((r for r in rows if r["tool"] == "coreq"), None)
+    bt, bm = (num(base, "med_ms"), num(base, "rss_kb")) if base else (None, None)
+
+    def ratio(v, b):
+        return f"{v / b:.1f}x" if v is not None and b else "-"
+
+    print()
+    print(f"core: {meta.get('core', '?')} ({meta.get('core_size', '?')} bytes, "
+          f"{meta.get('threads', '?')} threads, {meta.get('segs', '?')} PT_LOAD, heap segment "
+          f"{fmt_bytes(meta.get('heap'))}); exe {meta.get('exe', '?')}")
+    print(f"timing: {meta.get('timer', '?')}, warm page cache; RSS = max of "
+          f"{meta.get('rss_runs', '?')} runs of /usr/bin/time -f %M")
+    print()
+    hdr = ["tool", "thr", "min ms", "med ms", "t/coreq", "RSS MB", "m/coreq"]
+    fmt = "{:<12} {:>4} {:>9} {:>9} {:>8} {:>8} {:>8}"
+    print(fmt.format(*hdr))
+    print(fmt.format(*["-" * len(h) for h in hdr]))
+    for r in rows:
+        t, m = num(r, "med_ms"), num(r, "rss_kb")
+        print(fmt.format(r["tool"], r["threads"],
+                         f"{num(r, 'min_ms'):.2f}" if num(r, "min_ms") is not None else "-",
+                         f"{t:.2f}" if t is not None else "-",
+                         ratio(t, bt) if r is not base else "1.0x",
+                         f"{m / 1024:.1f}" if m is not None else "-",
+                         ratio(m, bm) if r is not base else "1.0x"))
+    print()
+    print("I/O on the core file. syscalls: read/pread64 via strace -f -y (bytes requested,")
+    print("heap = bytes inside the heap segment, segs = PT_LOAD segments read of all);")
+    print("mmap = bytes of the core mapped (touched pages unknown to strace); cold = core's")
+    print(f"pages evicted (fadvise DONTNEED), one run, then mincore (includes readahead, "
+          f"read_ahead_kb={meta.get('read_ahead_kb', '?')}).")
+    print()
+    hdr = ["tool", "calls", "read", "heap", "segs", "mmap", "cold ms", "cold in", "cold heap", "segs"]
+    fmt = "{:<12} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>9} {:>8}"
+    print(fmt.format(*hdr))
+    print(fmt.format(*["-" * len(h) for h in hdr]))
+    for r in rows:
+        st = r["segs_total"]
+        print(fmt.format(r["tool"], r["sys_calls"], fmt_bytes(r["sys_bytes"]), fmt_bytes(r["sys_heap"]),
+                         f"{r['sys_segs']}/{st}" if r["sys_segs"] != "-" else "-",
+                         fmt_bytes(r["mmap_bytes"]), r["cold_ms"], fmt_bytes(r["cold_bytes"]),
+                         fmt_bytes(r["cold_heap"]),
+                         f"{r['cold_segs']}/{st}" if r["cold_segs"] != "-" else "-"))
+    print()
+    if not base:
+        print("no coreq row: no targets checked")
+        return
+    size = int(meta.get("core_size", "0") or 0)
+    note = "" if size >= 2_000_000_000 else \
+        f" (this core is {fmt_bytes(size)}; the target is stated for a 2 GB core)"
+    checks = [
+        (f"coreq info warm median <= 5 ms{note}", bt is not None and bt <= 5.0,
+         f"{bt:.2f} ms" if bt is not None else "n/a"),
+        ("coreq info max RSS <= 5 MB", bm is not None and bm / 1024 <= 5.0,
+         f"{bm / 1024:.1f} MB" if bm is not None else "n/a"),
+    ]
+    sh, sm = num(base, "sys_heap"), num(base, "mmap_bytes")
+    ch = num(base, "cold_heap")
+    ok = sh == 0 and (not sm)
+    detail = (f"{fmt_bytes(sh)} read from the heap segment, {base['sys_segs']}/{base['segs_total']} "
+              f"segments read, {fmt_bytes(sm or 0)} mapped; cold: {fmt_bytes(ch)} of the heap "
+              f"segment in cache")
+    checks.append(("coreq info reads no segment it does not need (heap)", ok, detail))
+    jrow = next((r for r in rows if r["tool"] == "coreq-json"), None)
+    if jrow and num(jrow, "med_ms") is not None:
+        jt = num(jrow, "med_ms")
+        checks.append((f"coreq info --json warm median <= 5 ms{note}", jt <= 5.0, f"{jt:.2f} ms"))
+    for name, ok, detail in checks:
+        print(f"{'PASS' if ok else 'MISS'}  {name}: {detail}")
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cmd, args = argv[1], argv[2:]
+    if cmd == "evict":
+        cmd_evict(args[0])
+    elif cmd == "resident":
+        cmd_resident(args[0])
+    elif cmd == "strace-io":
+        cmd_strace_io(args[0], args[1])
+    elif cmd == "hyperfine":
+        cmd_hyperfine(args[0])
+    elif cmd == "stats":
+        print(two([float(a) for a in args]))
+    elif cmd == "report":
+        cmd_report(args[0])
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

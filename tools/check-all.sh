@@ -1,0 +1,24 @@
+#!/bin/bash
+# Run tests/run.sh with the 64-bit, the ASan/UBSan and the 32-bit coreq, then print the
+# summed closing line. The 32-bit binary must give the same golden JSON as the 64-bit one.
+set -u
+cd "$(dirname "$0")/.."
+pass=0 fail=0
+for variant in build build-asan build32; do
+	out=$(COREQ=$variant/coreq UNIT=$variant/tests ASAN_OPTIONS=detect_leaks=1 tests/run.sh 2>&1)
+	rc=$?
+	echo "$out" | grep -v '^ok - '
+	line=$(echo "$out" | tail -n 1)
+	p=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1/p' <<<"$line")
+	f=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\2/p' <<<"$line")
+	if [ -z "$p" ]; then
+		echo "not ok - $variant: no result line (exit $rc)"
+		fail=$((fail + 1))
+		continue
+	fi
+	pass=$((pass + p))
+	fail=$((fail + f))
+	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && fail=$((fail + 1))
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,24 @@
+#!/bin/bash
+# Install the Debian packages coreq needs to build and test (bookworm, as root).
+# Idempotent: packages already present are not fetched again.
+#   tools/install-deps.sh          build + test dependencies
+#   tools/install-deps.sh --build  only what building build/coreq needs
+set -eu
+build_pkgs=(make gcc binutils-multiarch-dev libdw-dev libelf-dev libjansson-dev zlib1g-dev)
+test_pkgs=(python3 elfutils gdb-multiarch clang-14 libclang-rt-14-dev
+	gcc-12-i686-linux-gnu libc6-i386 valgrind)
+pkgs=("${build_pkgs[@]}")
+[ "${1:-}" = --build ] || pkgs+=("${test_pkgs[@]}")
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q >/dev/null || true   # a failing secondary index must not stop us
+# --no-remove: gcc-multilib and the cross compilers exclude each other; never trade one away
+$SUDO apt-get install -y -q --no-remove "${missing[@]}" >/dev/null
