@@ -40,6 +40,7 @@ for t in "$UNIT"/test_*; do
 	[ -x "$t" ] && part "unit $(basename "$t")" "$t"
 done
 part "fixtures" python3 tests/fixture/run.py
+part "file lookup" python3 tests/fixture/lookup.py
 [ -x tests/badinput/run.sh ] && part "bad input" tests/badinput/run.sh
 [ -x tests/fixture/gdb_crosscheck.sh ] && [ "${SKIP_GDB:-0}" != 1 ] && part "gdb cross-check" tests/fixture/gdb_crosscheck.sh
 echo "$total_pass passed, $total_fail failed"

@@ -90,13 +90,12 @@ command -v eu-stack >/dev/null && tools+=("eu-stack	eu-stack --core $core -e $ex
 command -v gdb >/dev/null && tools+=("gdb	gdb -nx -batch -ex 'info\ threads' $exe $core")
 [ "$have_drgn" = 1 ] && tools+=("drgn	/usr/bin/python3 $here/drgn-threads.py $core $exe")
 
-run_cmd() { # COMMAND-STRING: run it (the 'info\ threads' escape is for hyperfine's parser)
-    local s=${1//\'info\\ threads\'/__INFO_THREADS__}
-    local -a w
-    read -r -a w <<<"$s"
-    for i in "${!w[@]}"; do [ "${w[$i]}" = __INFO_THREADS__ ] && w[$i]="info threads"; done
-    "${w[@]}"
+words() { # COMMAND-STRING -> array W (the 'info\ threads' escape is for hyperfine's parser)
+    local s=${1//\'info\\ threads\'/__INFO_THREADS__} i
+    read -r -a W <<<"$s"
+    for i in "${!W[@]}"; do [ "${W[$i]}" = __INFO_THREADS__ ] && W[$i]="info threads"; done
 }
+run_cmd() { words "$1"; "${W[@]}"; }
 hf_cmd() { echo "${1//\'info\\ threads\'/\'info threads\'}"; }
 
 count_threads() { # TOOL OUTPUT-FILE -> threads the tool reported
@@ -140,9 +139,8 @@ for entry in "${tools[@]}"; do
     fi
     max=0
     for ((i = 0; i < rss_runs; i++)); do
-        /usr/bin/time -f %M -o "$tmp/rss" bash -c "$(declare -f run_cmd); run_cmd \"\$1\"" _ "$cmd" \
-            >/dev/null 2>&1
-        # bash -c is the parent; time's %M is the max over the process tree's largest member
+        words "$cmd"
+        /usr/bin/time -f %M -o "$tmp/rss" "${W[@]}" >/dev/null 2>&1
         kb=$(tail -n1 "$tmp/rss"); [ "$kb" -gt "$max" ] 2>/dev/null && max=$kb
     done
     R[$name]=$max
@@ -154,8 +152,9 @@ for entry in "${tools[@]}"; do
     name=${entry%%	*} cmd=${entry#*	}
     S[$name]="- - - - -"
     if command -v strace >/dev/null; then
+        words "$cmd"
         strace -f -y -qq -e trace=openat,open,read,pread64,lseek,mmap -o "$tmp/$name.strace" \
-            bash -c "$(declare -f run_cmd); run_cmd \"\$1\"" _ "$cmd" >/dev/null 2>&1
+            "${W[@]}" >/dev/null 2>&1
         line=$($lib strace-io "$tmp/$name.strace" "$core")
         eval "$(sed 's/\([a-z_]*\)=/s_\1=/g' <<<"$line")"
         S[$name]="$s_calls $s_bytes $s_heap_bytes $s_segs $s_mmap_bytes"
@@ -191,9 +190,10 @@ loads, h = benchlib.seg_index(sys.argv[2]); print(loads[h][1])' "$here" "$core")
 {
     printf '#core\t%s\n#core_size\t%s\n#exe\t%s\n#threads\t%s\n#segs\t%s\n#heap\t%s\n' \
         "$core" "$core_size" "$exe" "$(cut -f1 <<<"${C[floor]}")" "$segs_total" "$heap"
-    printf '#timer\t%s\n#rss_runs\t%s\n#read_ahead_kb\t%s\n' "$timer" "$rss_runs" \
-        "$(cat /sys/block/"$(lsblk -no pkname "$(df --output=source "$core" | tail -n1)" 2>/dev/null ||
-             basename "$(df --output=source "$core" | tail -n1)")"/queue/read_ahead_kb 2>/dev/null || echo '?')"
+    dev=$(basename "$(df --output=source "$core" | tail -n1)")
+    parent=$(lsblk -no pkname "/dev/$dev" 2>/dev/null | head -n1)
+    ra=$(cat "/sys/block/${parent:-$dev}/queue/read_ahead_kb" 2>/dev/null || echo '?')
+    printf '#timer\t%s\n#rss_runs\t%s\n#read_ahead_kb\t%s\n' "$timer" "$rss_runs" "$ra"
 } >>"$res"
 $lib report "$res"
 [ -n "${BENCH_KEEP_TSV:-}" ] && cp "$res" "$BENCH_KEEP_TSV"

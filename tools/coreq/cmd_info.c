@@ -54,6 +54,52 @@ static json_t *image_json(struct cq_image *img)
 	return o;
 }
 
+static const char *auxv_name(uint64_t type)
+{
+	switch (type) {
+	case 3: return "AT_PHDR";
+	case 4: return "AT_PHENT";
+	case 5: return "AT_PHNUM";
+	case 6: return "AT_PAGESZ";
+	case 7: return "AT_BASE";
+	case 8: return "AT_FLAGS";
+	case 9: return "AT_ENTRY";
+	case 11: return "AT_UID";
+	case 12: return "AT_EUID";
+	case 13: return "AT_GID";
+	case 14: return "AT_EGID";
+	case 15: return "AT_PLATFORM";
+	case 16: return "AT_HWCAP";
+	case 17: return "AT_CLKTCK";
+	case 18: return "AT_FPUCW";
+	case 19: return "AT_DCACHEBSIZE";
+	case 20: return "AT_ICACHEBSIZE";
+	case 21: return "AT_UCACHEBSIZE";
+	case 22: return "AT_IGNOREPPC";
+	case 23: return "AT_SECURE";
+	case 24: return "AT_BASE_PLATFORM";
+	case 25: return "AT_RANDOM";
+	case 26: return "AT_HWCAP2";
+	case 31: return "AT_EXECFN";
+	case 32: return "AT_SYSINFO";
+	case 33: return "AT_SYSINFO_EHDR";
+	case 51: return "AT_MINSIGSTKSZ";
+	}
+	return NULL;
+}
+
+static json_t *auxv_json(const struct cq_core *core)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < core->nauxv; i++) {
+		const char *n = auxv_name(core->auxv[i][0]);
+		json_array_append_new(a, json_pack("{s:I, s:o, s:o}", "type", (json_int_t)core->auxv[i][0],
+						   "name", n ? json_string(n) : json_null(),
+						   "value", cq_json_addr(core->auxv[i][1])));
+	}
+	return a;
+}
+
 static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_images, bool regs)
 {
 	json_t *doc = json_object();
@@ -99,6 +145,7 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 		json_array_append_new(threads, thread_json(core, &core->threads[i], regs));
 	json_object_set_new(doc, "threads", threads);
 	if (with_images) {
+		json_object_set_new(doc, "auxv", auxv_json(core));
 		json_object_set_new(doc, "images_source",
 				    json_string(core->images_source ? core->images_source : "none"));
 		json_t *images = json_array();
