@@ -565,11 +565,10 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 		build_id_from_memory(core, img, base);
 		resolve_file(core, img);
 	}
-	if (core->nfile_maps) {
-		add_file_note_images(core);
-		if (strcmp(source, "link_map") != 0)
-			source = "NT_FILE";
-	}
+	size_t before = core->nimages;
+	add_file_note_images(core);
+	if (core->nimages > before && strcmp(source, "link_map") != 0)
+		source = "NT_FILE";
 	add_vdso(core);
 	for (size_t i = 0; i < core->nimages; i++) {
 		struct cq_image *img = &core->images[i];

@@ -4,6 +4,7 @@
  * with the target's layout. */
 #include <elf.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +304,17 @@ struct cq_error *cq__core_parse_notes(struct cq_core *core)
 			core->crash_thread = i;
 			break;
 		}
+	/* A missing thread pointer is worth saying once: TLS then needs glibc's lists. */
+	char tids[160] = "";
+	size_t n = 0, len = 0;
+	for (size_t i = 0; i < core->nthreads; i++)
+		if (!core->threads[i].has_tp && n++ < 8 && len < sizeof(tids) - 16)
+			len += (size_t)snprintf(tids + len, sizeof(tids) - len, "%s%d", n > 1 ? " " : "",
+						core->threads[i].tid);
+	if (n)
+		cq_core_problem(core, "thread pointer",
+				"not in the core for %zu thread(s) (%s%s); TLS is found through glibc's thread lists instead",
+				n, tids, n > 8 ? " ..." : "");
 	const struct cq_thread *crash = &core->threads[core->crash_thread];
 	core->has_siginfo = crash->has_siginfo;
 	core->signal = crash->has_siginfo ? crash->si_signo : crash->signal;

@@ -71,7 +71,7 @@ const struct cq_target cq_target_ppc64 = {
 	.tp_source = CQ_TP_REGISTER,
 	.pthread_from_tp = CQ_PTHREAD_REGISTER_BIAS,
 	.tls_variant = CQ_TLS_VARIANT_I,
-	.tls_dtv_offset = 0x8000,
+	.tls_tp_bias = 0x7000,
 };
 
 const struct cq_target cq_target_ppc64le = {
@@ -93,7 +93,7 @@ const struct cq_target cq_target_ppc64le = {
 	.tp_source = CQ_TP_REGISTER,
 	.pthread_from_tp = CQ_PTHREAD_REGISTER_BIAS,
 	.tls_variant = CQ_TLS_VARIANT_I,
-	.tls_dtv_offset = 0x8000,
+	.tls_tp_bias = 0x7000,
 };
 
 static const struct cq_reg ppc32_regs[] = {
@@ -162,5 +162,5 @@ const struct cq_target cq_target_ppc32 = {
 	.tp_source = CQ_TP_REGISTER,
 	.pthread_from_tp = CQ_PTHREAD_REGISTER_BIAS,
 	.tls_variant = CQ_TLS_VARIANT_I,
-	.tls_dtv_offset = 0x8000,
+	.tls_tp_bias = 0x7000,
 };

@@ -62,5 +62,4 @@ const struct cq_target cq_target_riscv64 = {
 	.tp_source = CQ_TP_REGISTER,
 	.pthread_from_tp = CQ_PTHREAD_REGISTER_BIAS,
 	.tls_variant = CQ_TLS_VARIANT_I,
-	.tls_dtv_offset = 0x800,
 };

@@ -86,8 +86,12 @@ struct cq_target {
 	enum cq_tp_source tp_source;
 	enum cq_pthread_from_tp pthread_from_tp;
 	enum cq_tls_variant tls_variant;
-	/** Value glibc adds to dtv pointers (TLS_DTV_OFFSET: 0x8000 ppc, 0x800 riscv). */
-	uint32_t tls_dtv_offset;
+	/**
+	 * TLS bias of the ABI: the thread pointer points this far past the start of the TCB
+	 * and static TLS (TLS_TCB_OFFSET: 0x7000 on powerpc, 0 elsewhere). Reported with the
+	 * target; corelib resolves TLS through glibc's DTV, whose pointers are unbiased.
+	 */
+	uint32_t tls_tp_bias;
 };
 
 /** Number of known targets and the tables themselves (stable order). */

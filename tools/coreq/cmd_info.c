@@ -100,6 +100,22 @@ static json_t *auxv_json(const struct cq_core *core)
 	return a;
 }
 
+/* The target's ABI facts that plugins and users rely on (sizes, TLS). */
+static json_t *abi_json(const struct cq_target *t)
+{
+	static const char *const names[CQ_CTYPE_COUNT] = {
+		"char", "short", "int", "long", "long_long", "pointer", "size_t", "bool", "float",
+		"double", "long_double"};
+	json_t *types = json_object();
+	for (int i = 0; i < CQ_CTYPE_COUNT; i++)
+		json_object_set_new(types, names[i], json_pack("{s:i, s:i}", "size", t->ctypes[i].size,
+							       "align", t->ctypes[i].align));
+	const char *tp = t->tp_source == CQ_TP_REGISTER ? t->regs[t->tp_reg].name :
+			 t->tp_source == CQ_TP_NOTE_386_TLS ? "NT_386_TLS" : "NT_ARM_TLS";
+	return json_pack("{s:o, s:s, s:i, s:o}", "types", types, "thread_pointer", tp,
+			 "tls_variant", t->tls_variant, "tls_tp_bias", cq_json_addr(t->tls_tp_bias));
+}
+
 static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_images, bool regs)
 {
 	json_t *doc = json_object();
@@ -110,6 +126,8 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	json_object_set_new(doc, "arch", json_string(t->name));
 	json_object_set_new(doc, "bits", json_integer(cq_target_ptr_size(t) * 8));
 	json_object_set_new(doc, "byte_order", json_string(t->little_endian ? "little" : "big"));
+	if (with_images)
+		json_object_set_new(doc, "abi", abi_json(t));
 	json_object_set_new(doc, "bfd_target", core->bfd_target ? json_string(core->bfd_target) : json_null());
 	json_object_set_new(doc, "bfd_arch", core->bfd_arch ? json_string(core->bfd_arch) : json_null());
 	if (core->has_psinfo) {
