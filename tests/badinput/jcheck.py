@@ -57,7 +57,7 @@ def main(argv):
             return 0
         if cmd == "list":
             for e in load(argv[2])[argv[3]]:
-                print(" ".join(str(e[f]) for f in argv[4:]))
+                print(" ".join(str(e.get(f, "-")) for f in argv[4:]))
             return 0
         if cmd == "expr":
             d = load(argv[2])  # noqa: F841 (used by the expression)

@@ -110,7 +110,8 @@ count_threads() { # TOOL OUTPUT-FILE -> threads the tool reported
 }
 
 # ---- warm: time and RSS --------------------------------------------------------------
-log "core $core ($core_size bytes); warming the page cache"
+load0=$(cut -d' ' -f1 /proc/loadavg)
+log "core $core ($core_size bytes); load average $load0; warming the page cache"
 cat "$core" >/dev/null
 res=$tmp/results.tsv
 printf 'tool\tthreads\trc\tmin_ms\tmed_ms\trss_kb\tsys_calls\tsys_bytes\tsys_heap\tsys_segs\tmmap_bytes\tcold_ms\tcold_bytes\tcold_heap\tcold_segs\tsegs_total\n' >"$res"
@@ -194,6 +195,7 @@ loads, h = benchlib.seg_index(sys.argv[2]); print(loads[h][1])' "$here" "$core")
     parent=$(lsblk -no pkname "/dev/$dev" 2>/dev/null | head -n1)
     ra=$(cat "/sys/block/${parent:-$dev}/queue/read_ahead_kb" 2>/dev/null || echo '?')
     printf '#timer\t%s\n#rss_runs\t%s\n#read_ahead_kb\t%s\n' "$timer" "$rss_runs" "$ra"
+    printf '#load\t%s -> %s (%s CPUs)\n' "$load0" "$(cut -d' ' -f1 /proc/loadavg)" "$(nproc)"
 } >>"$res"
 $lib report "$res"
 [ -n "${BENCH_KEEP_TSV:-}" ] && cp "$res" "$BENCH_KEEP_TSV"

@@ -214,6 +214,13 @@ def cmd_report(tsv):
           f"{fmt_bytes(meta.get('heap'))}); exe {meta.get('exe', '?')}")
     print(f"timing: {meta.get('timer', '?')}, warm page cache; RSS = max of "
           f"{meta.get('rss_runs', '?')} runs of /usr/bin/time -f %M")
+    load = meta.get("load", "?")
+    print(f"load average during the run: {load}", end="")
+    try:
+        busy = float(load.split()[0]) > 0.5 or float(load.split()[2]) > 0.5
+    except (ValueError, IndexError):
+        busy = False
+    print("  -- other work on the machine: trust min over median" if busy else "")
     print()
     hdr = ["tool", "thr", "min ms", "med ms", "t/coreq", "RSS MB", "m/coreq"]
     fmt = "{:<12} {:>4} {:>9} {:>9} {:>8} {:>8} {:>8}"
