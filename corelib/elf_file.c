@@ -86,6 +86,8 @@ static struct cq_error *read_headers(struct cq_elf *e)
 			GElf_Shdr sh;
 			if (!gelf_getshdr(scn, &sh))
 				continue;
+			if (sh.sh_type == SHT_SYMTAB)
+				e->has_symtab = true;
 			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
 			if (!name)
 				continue;
@@ -136,6 +138,7 @@ void cq_elf_close(struct cq_elf *e)
 	if (!e)
 		return;
 	free(e->syms);
+	free(e->by_name);
 	free(e->by_addr);
 	free(e->loads);
 	free(e->debuglink);
@@ -147,7 +150,8 @@ void cq_elf_close(struct cq_elf *e)
 
 static int sym_name_cmp(const void *a, const void *b)
 {
-	const struct cq_symbol *x = a, *y = b;
+	const struct cq_symbol *x = *(const struct cq_symbol *const *)a;
+	const struct cq_symbol *y = *(const struct cq_symbol *const *)b;
 	int c = strcmp(x->name, y->name);
 	if (c)
 		return c;
@@ -213,8 +217,6 @@ struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
 						       sh.sh_type == SHT_DYNSYM};
 		}
 	}
-	if (n)
-		qsort(syms, n, sizeof(*syms), sym_name_cmp);
 	struct cq_symbol **by_addr = calloc(n ? n : 1, sizeof(*by_addr));
 	if (!by_addr) {
 		free(syms);
@@ -234,23 +236,36 @@ struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
 	return NULL;
 }
 
-const struct cq_symbol *cq_elf_find_symbol(const struct cq_elf *e, const char *name)
+const struct cq_symbol *cq_elf_find_symbol(struct cq_elf *e, const char *name)
 {
+	if (cq_elf_load_symbols(e))
+		return NULL;
+	if (!e->by_name && e->nsyms) {
+		/* The name index is only needed by lookups (TLS, plugins): build it on demand. */
+		e->by_name = malloc(e->nsyms * sizeof(*e->by_name));
+		if (!e->by_name)
+			return NULL;
+		for (size_t i = 0; i < e->nsyms; i++)
+			e->by_name[i] = &e->syms[i];
+		qsort(e->by_name, e->nsyms, sizeof(*e->by_name), sym_name_cmp);
+	}
 	size_t lo = 0, hi = e->nsyms;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(e->syms[mid].name, name) < 0)
+		if (strcmp(e->by_name[mid]->name, name) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < e->nsyms && strcmp(e->syms[lo].name, name) == 0)
-		return &e->syms[lo];
+	if (lo < e->nsyms && strcmp(e->by_name[lo]->name, name) == 0)
+		return e->by_name[lo];
 	return NULL;
 }
 
-const struct cq_symbol *cq_elf_symbol_at(const struct cq_elf *e, uint64_t vaddr)
+const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr)
 {
+	if (cq_elf_load_symbols(e))
+		return NULL;
 	size_t lo = 0, hi = e->nby_addr;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

@@ -49,8 +49,9 @@ struct cq_elf {
 
 	bool syms_loaded;
 	bool has_symtab;         /**< .symtab present (not stripped) */
-	struct cq_symbol *syms;  /**< defined symbols, sorted by name */
+	struct cq_symbol *syms;  /**< defined symbols, in file order */
 	size_t nsyms;
+	struct cq_symbol **by_name; /**< syms sorted by name, built on first name lookup */
 	struct cq_symbol **by_addr; /**< defined non-TLS symbols sorted by value */
 	size_t nby_addr;
 };
@@ -68,10 +69,10 @@ struct cq_error *cq_elf_load_symbols(struct cq_elf *e);
  * Find the defined symbol @p name (.symtab preferred over .dynsym, global over local);
  * NULL if absent. Symbols must be loaded.
  */
-const struct cq_symbol *cq_elf_find_symbol(const struct cq_elf *e, const char *name);
+const struct cq_symbol *cq_elf_find_symbol(struct cq_elf *e, const char *name);
 
 /** Nearest symbol at or below link-time address @p vaddr (inside its size when it has one). */
-const struct cq_symbol *cq_elf_symbol_at(const struct cq_elf *e, uint64_t vaddr);
+const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr);
 
 /**
  * Read @p len bytes of the file's contents that back link-time address @p vaddr (PT_LOAD

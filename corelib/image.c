@@ -576,16 +576,15 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 			image_range(core, img);
 		else if (!img->end)
 			img->start = 0;
-		if (img->elf && !img->elf->syms_loaded) {
-			struct cq_error *err = cq_elf_load_symbols(img->elf);
-			if (err)
-				return err;
+		/* Symbols themselves are read on first use (cq_elf_symbol_at/find_symbol). */
+		if (img->elf && !img->debug && !img->debug_path) {
+			struct cq_error *err = NULL;
 			if (!img->elf->has_symtab) {
 				img->debug_path = cq__find_debug_file(core, img->found_path, img->elf);
 				if (img->debug_path) {
 					err = cq_elf_open(img->debug_path, &img->debug);
-					if (!err)
-						err = cq_elf_load_symbols(img->debug);
+					if (!err && !img->debug->has_symtab)
+						err = cq_error_create(CQ_ERR_FORMAT, "no .symtab");
 					if (err) {
 						cq_core_problem(core, img->name, "debug file %s: %s",
 								img->debug_path, err->message);

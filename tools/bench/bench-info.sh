@@ -1,5 +1,6 @@
 #!/bin/bash
 # bench-info.sh [--size 1G|2G] [--gcore] [--runs N] [--no-install] [--core CORE --exe EXE]
+#               [--coreq BINARY]   (default: make build/coreq and use it)
 #
 # Benchmarks `coreq info` against its peers on the 65-thread benchmark core made by
 # make-bigcore.sh (built on demand under build/bench/; --gcore uses gdb's gcore of the
@@ -17,7 +18,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-size=1G runs=30 install=1 kind=core core= exe=
+size=1G runs=30 install=1 kind=core core= exe= coreq=
 while [ $# -gt 0 ]; do
     case $1 in
         --size) size=$2; shift 2 ;;
@@ -27,7 +28,8 @@ while [ $# -gt 0 ]; do
         --no-install) install=0; shift ;;
         --core) core=$2; shift 2 ;;
         --exe) exe=$2; shift 2 ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --coreq) coreq=$(realpath "$2"); shift 2 ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench-info.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -59,8 +61,10 @@ elif apt-cache policy python3-drgn 2>/dev/null | grep -q 'Candidate: [0-9]'; the
 fi
 [ "$have_drgn" = 1 ] || log "no python3-drgn in this Debian: drgn skipped"
 
-make -s -C "$root" build/coreq >&2 || { log "make build/coreq failed"; exit 1; }
-coreq=$root/build/coreq
+if [ -z "$coreq" ]; then
+    make -s -C "$root" build/coreq >&2 || { log "make build/coreq failed"; exit 1; }
+    coreq=$root/build/coreq
+fi
 mkdir -p "$root/build/bench"
 floor=$root/build/bench/floor
 if [ ! -x "$floor" ] || [ "$here/floor.c" -nt "$floor" ]; then
@@ -175,7 +179,7 @@ for entry in "${tools[@]}"; do
 done
 cat "$core" >/dev/null   # leave it warm
 
-segs_total=$($lib resident "$core" | sed -n 's/.*segs_total=\([0-9]*\).*/\1/p')
+eval "$($lib segs "$core")"
 for entry in "${tools[@]}"; do
     name=${entry%%	*}
     read -r tmin tmed <<<"${T[$name]}"
@@ -185,9 +189,7 @@ for entry in "${tools[@]}"; do
         "$tmin" "$tmed" "${R[$name]}" "$sc" "$sb" "$sh" "$ss" "$sm" "$cms" "$cb" "$ch" "$cs" \
         "$segs_total" >>"$res"
 done
-heap=$($py -c '
-import sys; sys.path.insert(0, sys.argv[1]); import benchlib
-loads, h = benchlib.seg_index(sys.argv[2]); print(loads[h][1])' "$here" "$core")
+heap=$heap_size
 {
     printf '#core\t%s\n#core_size\t%s\n#exe\t%s\n#threads\t%s\n#segs\t%s\n#heap\t%s\n' \
         "$core" "$core_size" "$exe" "$(cut -f1 <<<"${C[floor]}")" "$segs_total" "$heap"

@@ -2,6 +2,7 @@
 """Helpers for tools/bench/bench-info.sh (plain python3, no third-party modules).
 
   benchlib.py evict CORE              drop CORE's pages from the page cache (fadvise)
+  benchlib.py segs CORE              number of PT_LOAD with contents, size of the heap one
   benchlib.py resident CORE           bytes of CORE in the page cache, in all and per segment
   benchlib.py strace-io LOG CORE      bytes the traced tool read from / mapped of CORE
   benchlib.py hyperfine JSON          "min_ms median_ms" of hyperfine's --export-json
@@ -11,6 +12,7 @@
 Byte accounting is by ELF segment of the core: "heap" is the largest PT_LOAD (the
 benchmark program's 1-2 GiB malloc chunk), which nothing in `info` needs.
 """
+import bisect
 import ctypes
 import ctypes.util
 import json
@@ -60,21 +62,38 @@ def seg_index(core):
     return loads, heap
 
 
-def classify(ranges, core):
-    """ranges: [(offset, length)] -> dict(bytes, heap_bytes, segs_touched, segs_total)."""
+def classify(ranges, core, pages=False):
+    """ranges: [(offset, length)] -> dict(bytes, heap_bytes, segs_touched, segs_total).
+    pages: the ranges are runs of resident pages; a page that only straddles a segment's
+    edge (gcore does not page-align segments) counts for the segment it mostly lies in."""
     loads, heap = seg_index(core)
+    starts = [so for so, _ in loads]
     touched, heap_bytes, total = set(), 0, 0
     for off, ln in ranges:
         if ln <= 0:
             continue
         total += ln
-        for i, (so, sz) in enumerate(loads):
+        i = max(bisect.bisect_right(starts, off) - 1, 0)
+        while i < len(loads) and loads[i][0] < off + ln:
+            so, sz = loads[i]
             lo, hi = max(off, so), min(off + ln, so + sz)
+            if pages and lo < hi:
+                # drop the partial first/last page when most of it lies outside
+                if lo > off and (lo - off) % PAGE and 2 * (PAGE - (lo - off) % PAGE) < PAGE:
+                    lo += PAGE - (lo - off) % PAGE
+                if hi < off + ln and (hi - off) % PAGE and 2 * ((hi - off) % PAGE) < PAGE:
+                    hi -= (hi - off) % PAGE
             if lo < hi:
                 touched.add(i)
                 if i == heap:
                     heap_bytes += hi - lo
+            i += 1
     return dict(bytes=total, heap_bytes=heap_bytes, segs=len(touched), segs_total=len(loads))
+
+
+def cmd_segs(core):
+    loads, heap = seg_index(core)
+    print(f"segs_total={len(loads)} heap_size={loads[heap][1] if loads else 0}")
 
 
 def cmd_evict(core):
@@ -112,7 +131,7 @@ def cmd_resident(core):
         elif not res and start is not None:
             ranges.append((start * PAGE, (i - start) * PAGE))
             start = None
-    c = classify(ranges, core)
+    c = classify(ranges, core, pages=True)
     print(f"bytes={c['bytes']} heap_bytes={c['heap_bytes']} segs={c['segs']} segs_total={c['segs_total']}")
 
 
@@ -287,6 +306,8 @@ def main(argv):
     cmd, args = argv[1], argv[2:]
     if cmd == "evict":
         cmd_evict(args[0])
+    elif cmd == "segs":
+        cmd_segs(args[0])
     elif cmd == "resident":
         cmd_resident(args[0])
     elif cmd == "strace-io":
