@@ -238,8 +238,12 @@ struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
 
 const struct cq_symbol *cq_elf_find_symbol(struct cq_elf *e, const char *name)
 {
-	if (cq_elf_load_symbols(e))
+	struct cq_error *err = cq_elf_load_symbols(e);
+	if (err) {
+		/* only allocation can fail here; the caller sees "not found" */
+		cq_error_destroy(err);
 		return NULL;
+	}
 	if (!e->by_name && e->nsyms) {
 		/* The name index is only needed by lookups (TLS, plugins): build it on demand. */
 		e->by_name = malloc(e->nsyms * sizeof(*e->by_name));
@@ -264,8 +268,12 @@ const struct cq_symbol *cq_elf_find_symbol(struct cq_elf *e, const char *name)
 
 const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr)
 {
-	if (cq_elf_load_symbols(e))
+	struct cq_error *err = cq_elf_load_symbols(e);
+	if (err) {
+		/* only allocation can fail here; the caller sees "not found" */
+		cq_error_destroy(err);
 		return NULL;
+	}
 	size_t lo = 0, hi = e->nby_addr;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
