@@ -6,13 +6,49 @@
 #define PACKAGE_VERSION "0"
 #include <bfd.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
 
+static struct cq_error *identify(struct cq_core *core);
+
+/* libbfd writes its warnings ("BFD: warning: X has a segment extending past end of file")
+ * to stderr itself: bfd_check_format caches them and prints them with fprintf, whatever
+ * error handler is set (binutils 2.40). coreq's stderr carries only its own one-line
+ * errors, so stderr is pointed at a temporary file while libbfd runs and what it wrote
+ * becomes problems of the core. */
 struct cq_error *cq__core_bfd_identify(struct cq_core *core)
+{
+	FILE *tf = tmpfile();
+	int saved = -1;
+	fflush(stderr);
+	if (tf && (saved = dup(STDERR_FILENO)) >= 0 && dup2(fileno(tf), STDERR_FILENO) < 0) {
+		close(saved);
+		saved = -1;
+	}
+	struct cq_error *err = identify(core);
+	if (saved >= 0) {
+		fflush(stderr);
+		dup2(saved, STDERR_FILENO);
+		close(saved);
+		rewind(tf);
+		char line[512];
+		while (fgets(line, sizeof(line), tf)) {
+			line[strcspn(line, "\n")] = 0;
+			const char *msg = strncmp(line, "BFD: ", 5) == 0 ? line + 5 : line;
+			if (*msg)
+				cq_core_problem(core, "identification", "libbfd: %s", msg);
+		}
+	}
+	if (tf)
+		fclose(tf);
+	return err;
+}
+
+static struct cq_error *identify(struct cq_core *core)
 {
 	static int initialized;
 	if (!initialized) {

@@ -30,9 +30,12 @@ static struct cq_error *check_ident(struct cq_core *core, const unsigned char *i
 				    uint16_t *machine_ret)
 {
 	const char *path = core->file->path;
-	if (n < EI_NIDENT || memcmp(id, ELFMAG, SELFMAG) != 0)
+	if (n < SELFMAG || memcmp(id, ELFMAG, SELFMAG) != 0)
 		return cq_error_create(CQ_ERR_FORMAT, "%s: not an ELF file%s", path,
 				       core->file->size == 0 ? " (empty file)" : "");
+	if (n < EI_NIDENT)
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: truncated ELF header (%zu bytes)",
+				       path, n);
 	if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64)
 		return cq_error_create(CQ_ERR_FORMAT, "%s: bad ELF class %u", path, id[EI_CLASS]);
 	if (id[EI_DATA] != ELFDATA2LSB && id[EI_DATA] != ELFDATA2MSB)
@@ -44,9 +47,16 @@ static struct cq_error *check_ident(struct cq_core *core, const unsigned char *i
 	uint16_t type = le ? (uint16_t)(id[16] | id[17] << 8) : (uint16_t)(id[16] << 8 | id[17]);
 	uint16_t machine = le ? (uint16_t)(id[18] | id[19] << 8) : (uint16_t)(id[18] << 8 | id[19]);
 	if (type != ET_CORE) {
+		uint16_t swapped = (uint16_t)(type << 8 | type >> 8);
+		if (swapped == ET_CORE)
+			return cq_error_create(CQ_ERR_FORMAT,
+					       "%s: e_type reads %u in the declared %s-endian byte order and ET_CORE in the other: EI_DATA is wrong",
+					       path, type, le ? "little" : "big");
+		if (type != ET_EXEC && type != ET_DYN && type != ET_REL)
+			return cq_error_create(CQ_ERR_FORMAT, "%s: e_type %u: not a core file", path, type);
 		const char *what = type == ET_EXEC ? "an executable" :
 				   type == ET_DYN ? "a shared object or PIE executable" :
-				   type == ET_REL ? "a relocatable object" : "not a core";
+				   "a relocatable object";
 		return cq_error_create(CQ_ERR_FORMAT,
 				       "%s: is %s (e_type %u), not a core file; give the core first: coreq info CORE [EXE]",
 				       path, what, type);
@@ -69,12 +79,15 @@ static struct cq_error *read_segments(struct cq_core *core)
 	if (elf_getphdrnum(elf, &phnum) != 0)
 		return cq_error_create(CQ_ERR_MALFORMED, "%s: bad program header table: %s", path,
 				       elf_errmsg(-1));
-	if (phnum == 0)
-		return cq_error_create(CQ_ERR_MALFORMED, "%s: core has no program headers", path);
 	size_t entsize = core->target->elf_class == ELFCLASS64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
 	GElf_Ehdr eh;
 	if (!gelf_getehdr(elf, &eh))
 		return cq_error_create(CQ_ERR_MALFORMED, "%s: bad ELF header: %s", path, elf_errmsg(-1));
+	/* libelf lowers the count to what fits in the file; a truncated table must be said. */
+	if (eh.e_phnum != PN_XNUM && eh.e_phnum > phnum)
+		phnum = eh.e_phnum;
+	if (phnum == 0)
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: core has no program headers", path);
 	if (eh.e_phoff > core->file->size || phnum > (core->file->size - eh.e_phoff) / entsize)
 		return cq_error_create(CQ_ERR_MALFORMED,
 				       "%s: %zu program headers at offset 0x%llx run past the end of the file (0x%llx bytes): truncated core",
@@ -87,7 +100,9 @@ static struct cq_error *read_segments(struct cq_core *core)
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 		if (!gelf_getphdr(elf, (int)i, &ph))
-			return cq_error_create(CQ_ERR_MALFORMED, "%s: program header %zu: %s", path, i,
+			return cq_error_create(CQ_ERR_MALFORMED,
+					       "%s: program header %zu of %zu (table at offset 0x%llx) is unreadable: %s",
+					       path, i, phnum, (unsigned long long)eh.e_phoff,
 					       elf_errmsg(-1));
 		if (ph.p_type != PT_LOAD)
 			continue;

@@ -540,7 +540,8 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 		if (!err)
 			err = walk_link_map(core, r_debug);
 		if (err) {
-			cq_core_problem(core, "link_map", "%s; images are taken from NT_FILE only",
+			cq_core_problem(core, "link_map",
+					"%s; the entries before it are kept, other images come from NT_FILE",
 					err->message);
 			cq_error_destroy(err);
 		} else {

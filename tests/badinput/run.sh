@@ -144,11 +144,12 @@ for a in $ARCHES; do
 		fi
 		if [ "$core" != "$a.core" ]; then
 			# Compressed copies: one read and one fault are enough.
-			set -- $($JCHECK list "$exp" reads addr len hex | head -1)
-			status "$core: read $1 $2" 0 read --json "$core" "$1" "$2" &&
-				jcheck "$core: bytes at $1" expr "$OUT" "d['bytes'] == '$3'"
-			set -- $($JCHECK list "$exp" faults addr len fault | head -1)
-			fatal "$core: read $1 $2 faults" 7 "$3" read "$core" "$1" "$2"
+			read -r addr len hex < <($JCHECK list "$exp" reads addr len hex | sed -n 1p)
+			status "$core: read $addr $len" 0 read --json "$core" "$addr" "$len" &&
+				jcheck "$core: bytes at $addr" expr "$OUT" "d['bytes'] == '$hex'"
+			read -r addr len fault < <($JCHECK list "$exp" faults addr len fault | sed -n 1p)
+			fatal "$core: read $addr $len faults at $fault" 7 "cannot read target memory at $fault" \
+				read "$core" "$addr" "$len"
 			continue
 		fi
 		while read -r addr len hex; do
@@ -185,7 +186,7 @@ bad-class           4 bad ELF class 3
 class-none          4 bad ELF class 0
 bad-data            4 bad ELF byte order 7
 other-class         4 unsupported architecture
-other-data          4 not a core file
+other-data          4 EI_DATA is wrong
 note-descsz         5 has sizes past the end of its segment
 note-namesz         5 has sizes past the end of its segment
 note-descsz-last    5 has sizes past the end of its segment

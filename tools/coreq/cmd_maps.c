@@ -30,16 +30,20 @@ int cq_cmd_maps(struct cq_cli *cli)
 		json_object_set_new(o, "end", cq_json_addr(s->vaddr + s->memsz));
 		json_object_set_new(o, "perm", json_string(perm));
 		json_object_set_new(o, "core_offset", cq_json_addr(s->offset));
-		json_object_set_new(o, "core_bytes", json_integer((json_int_t)s->filesz));
+		/* Bytes the core really has: a truncated core lacks the end of p_filesz. */
+		uint64_t have = s->offset >= core->file_end ? 0 :
+				s->filesz < core->file_end - s->offset ? s->filesz :
+				core->file_end - s->offset;
+		json_object_set_new(o, "core_bytes", json_integer((json_int_t)have));
 		/* The rest of the segment: backed by a file, or unavailable. */
 		const char *path = NULL;
 		const char *source;
-		if (s->filesz == s->memsz)
+		if (have == s->memsz)
 			source = "core";
 		else {
-			enum cq_mem_source ms = cq_core_mem_source(core, s->vaddr + s->filesz, &path);
-			source = ms == CQ_MEM_FILE ? (s->filesz ? "core+file" : "file") :
-				 (s->filesz ? "core+unavailable" : "unavailable");
+			enum cq_mem_source ms = cq_core_mem_source(core, s->vaddr + have, &path);
+			source = ms == CQ_MEM_FILE ? (have ? "core+file" : "file") :
+				 (have ? "core+unavailable" : "unavailable");
 		}
 		json_object_set_new(o, "source", json_string(source));
 		json_object_set_new(o, "file", path ? json_string(path) : json_null());
