@@ -5,7 +5,7 @@ set -u
 cd "$(dirname "$0")/.."
 pass=0 fail=0
 for variant in build build-asan build32; do
-	out=$(COREQ=$variant/coreq UNIT=$variant/tests ASAN_OPTIONS=detect_leaks=1 tests/run.sh 2>&1)
+	out=$(COREQ=$variant/coreq UNIT=$variant/tests ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:exitcode=87 tests/run.sh 2>&1)
 	rc=$?
 	echo "$out" | grep -v '^ok - '
 	line=$(echo "$out" | tail -n 1)
