@@ -86,6 +86,16 @@ static struct cq_error *identify(struct cq_core *core)
 					"libbfd identifies %s as %s (%s), expected %s: is coreq linked with the multi-architecture libbfd?",
 					core->file->path, core->bfd_arch, core->bfd_target,
 					core->target->bfd_arch);
+		/* BFD makes a ".reg/TID" section per NT_PRSTATUS it understood: a different
+		 * count means one of us misreads the notes. */
+		size_t nreg = 0;
+		for (asection *sec = abfd->sections; sec; sec = sec->next)
+			if (strncmp(bfd_section_name(sec), ".reg/", 5) == 0)
+				nreg++;
+		if (nreg != core->nthreads)
+			cq_core_problem(core, "identification",
+					"libbfd finds %zu thread register sets in %s, coreq %zu threads",
+					nreg, core->file->path, core->nthreads);
 	}
 	bfd_close(abfd);
 	return NULL;
