@@ -163,18 +163,27 @@ static int sym_name_cmp(const void *a, const void *b)
 	return rx - ry;
 }
 
+/* By address only: ties are settled at lookup time (preferred_symbol), which keeps the
+ * comparison cheap; sorting libc's symbols dominates `coreq info` otherwise. */
 static int sym_addr_cmp(const void *a, const void *b)
 {
 	const struct cq_symbol *x = *(const struct cq_symbol *const *)a;
 	const struct cq_symbol *y = *(const struct cq_symbol *const *)b;
 	if (x->value != y->value)
 		return x->value < y->value ? -1 : 1;
-	/* Prefer sized, global, function symbols as the name for an address. */
+	return x < y ? -1 : x > y; /* file order, for a deterministic result */
+}
+
+/* Whether @p x names an address better than @p y: sized, then global, then by name. */
+static bool preferred_symbol(const struct cq_symbol *x, const struct cq_symbol *y)
+{
 	if ((x->size == 0) != (y->size == 0))
-		return x->size == 0 ? 1 : -1;
-	if (x->bind != y->bind)
-		return x->bind == STB_GLOBAL ? -1 : y->bind == STB_GLOBAL ? 1 : 0;
-	return strcmp(x->name, y->name);
+		return x->size != 0;
+	int rx = x->bind == STB_GLOBAL ? 0 : x->bind == STB_WEAK ? 1 : 2;
+	int ry = y->bind == STB_GLOBAL ? 0 : y->bind == STB_WEAK ? 1 : 2;
+	if (rx != ry)
+		return rx < ry;
+	return strcmp(x->name, y->name) < 0;
 }
 
 struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
@@ -226,8 +235,7 @@ struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
 	for (size_t i = 0; i < n; i++)
 		if (syms[i].type != STT_TLS && syms[i].value != 0)
 			by_addr[na++] = &syms[i];
-	if (na)
-		qsort(by_addr, na, sizeof(*by_addr), sym_addr_cmp);
+	/* by_addr is sorted on demand (cq_elf_symbol_at): a few lookups scan instead. */
 	e->syms = syms;
 	e->nsyms = n;
 	e->by_addr = by_addr;
@@ -266,32 +274,75 @@ const struct cq_symbol *cq_elf_find_symbol(struct cq_elf *e, const char *name)
 	return NULL;
 }
 
+/* Nearest symbol at or below @p vaddr by one pass over all of them. */
+static const struct cq_symbol *scan_symbol_at(const struct cq_elf *e, uint64_t vaddr)
+{
+	const struct cq_symbol *best = NULL;
+	for (size_t i = 0; i < e->nby_addr; i++) {
+		const struct cq_symbol *s = e->by_addr[i];
+		if (s->value > vaddr || (best && s->value < best->value))
+			continue;
+		if (!best || s->value > best->value || preferred_symbol(s, best))
+			best = s;
+	}
+	return best;
+}
+
+/* Below this many lookups a linear scan is cheaper than sorting libc's symbols. */
+#define SCAN_LOOKUPS 16
+
+static const struct cq_symbol *lookup_symbol_at(struct cq_elf *e, uint64_t vaddr);
+
 const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr)
 {
 	struct cq_error *err = cq_elf_load_symbols(e);
 	if (err) {
-		/* only allocation can fail here; the caller sees "not found" */
 		cq_error_destroy(err);
 		return NULL;
 	}
-	size_t lo = 0, hi = e->nby_addr;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (e->by_addr[mid]->value <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	/* Threads of a core sit at few distinct pcs: remember recent answers. */
+	for (size_t i = 0; i < sizeof(e->recent) / sizeof(e->recent[0]); i++)
+		if (e->recent[i].valid && e->recent[i].vaddr == vaddr)
+			return e->recent[i].sym;
+	const struct cq_symbol *s = lookup_symbol_at(e, vaddr);
+	if (s && s->size && vaddr - s->value >= s->size)
+		s = NULL;
+	size_t slot = e->recent_next++ % (sizeof(e->recent) / sizeof(e->recent[0]));
+	e->recent[slot].valid = true;
+	e->recent[slot].vaddr = vaddr;
+	e->recent[slot].sym = s;
+	return s;
+}
+
+static const struct cq_symbol *lookup_symbol_at(struct cq_elf *e, uint64_t vaddr)
+{
+	const struct cq_symbol *s;
+	if (e->addr_lookups < SCAN_LOOKUPS) {
+		e->addr_lookups++;
+		s = scan_symbol_at(e, vaddr);
+	} else {
+		if (!e->by_addr_sorted) {
+			if (e->nby_addr)
+				qsort(e->by_addr, e->nby_addr, sizeof(*e->by_addr), sym_addr_cmp);
+			e->by_addr_sorted = true;
+		}
+		size_t lo = 0, hi = e->nby_addr;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (e->by_addr[mid]->value <= vaddr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == 0)
+			return NULL;
+		/* Several symbols at one address (aliases): pick the preferred name. */
+		uint64_t v = e->by_addr[lo - 1]->value;
+		s = e->by_addr[lo - 1];
+		for (size_t i = lo - 1; i > 0 && e->by_addr[i - 1]->value == v; i--)
+			if (preferred_symbol(e->by_addr[i - 1], s))
+				s = e->by_addr[i - 1];
 	}
-	if (lo == 0)
-		return NULL;
-	/* Several symbols at one address: the sort put the preferred one first. */
-	uint64_t v = e->by_addr[lo - 1]->value;
-	size_t first = lo - 1;
-	while (first > 0 && e->by_addr[first - 1]->value == v)
-		first--;
-	const struct cq_symbol *s = e->by_addr[first];
-	if (s->size && vaddr - s->value >= s->size)
-		return NULL;
 	return s;
 }
 

@@ -52,8 +52,16 @@ struct cq_elf {
 	struct cq_symbol *syms;  /**< defined symbols, in file order */
 	size_t nsyms;
 	struct cq_symbol **by_name; /**< syms sorted by name, built on first name lookup */
-	struct cq_symbol **by_addr; /**< defined non-TLS symbols sorted by value */
+	struct cq_symbol **by_addr; /**< defined non-TLS symbols (sorted once used often) */
 	size_t nby_addr;
+	bool by_addr_sorted;
+	unsigned addr_lookups;      /**< cq_elf_symbol_at calls answered by scanning */
+	struct {
+		bool valid;
+		uint64_t vaddr;
+		const struct cq_symbol *sym;
+	} recent[8];                /**< last answers of cq_elf_symbol_at */
+	unsigned recent_next;
 };
 
 /** Open the ELF file at @p path (compressed files are inflated transparently). */
