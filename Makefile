@@ -3,7 +3,7 @@
 CC ?= gcc
 BUILD ?= build
 OPT ?= -O2 -g
-WARN = -Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral
+WARN = -Werror=implicit-function-declaration -Werror=int-conversion -Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral
 CFLAGS_ALL = -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. $(EXTRA_CFLAGS)
 LIBS = -Wl,--as-needed -l:libbfd-multiarch.so -ldw -lelf -ljansson -lz -lpthread
 

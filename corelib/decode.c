@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "decode.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 uint64_t cq_load_uint(const struct cq_target *t, const void *p, unsigned size)
 {
 	const uint8_t *b = p;
@@ -177,4 +180,15 @@ struct cq_error *cq_struct_decode(const struct cq_target *t, const struct cq_str
 		off += size;
 	}
 	return NULL;
+}
+
+char *cq_hex_string(const uint8_t *p, size_t n)
+{
+	char *s = malloc(2 * n + 1);
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		sprintf(s + 2 * i, "%02x", p[i]);
+	s[2 * n] = 0;
+	return s;
 }

@@ -34,6 +34,9 @@ static inline uint64_t cq_load_ptr(const struct cq_target *t, const void *p)
 /** Store @p v as @p size bytes in the target's order (used by tests and synthetic cores). */
 void cq_store_uint(const struct cq_target *t, void *p, unsigned size, uint64_t v);
 
+/** Lowercase hex string of @p n bytes (build-ids); NULL on allocation failure; caller frees. */
+char *cq_hex_string(const uint8_t *p, size_t n);
+
 /** Reverse each @p unit-byte unit of @p n units in place (unit 1, 2, 4, 8, 16). */
 void cq_bswap_units(void *p, size_t unit, size_t n);
 

@@ -7,19 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "decode.h"
 #include "elf_file.h"
 #include "internal.h"
-
-char *cq__hex(const uint8_t *p, size_t n)
-{
-	char *s = malloc(2 * n + 1);
-	if (!s)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		sprintf(s + 2 * i, "%02x", p[i]);
-	s[2 * n] = 0;
-	return s;
-}
 
 static const char *base_name(const char *p)
 {
@@ -52,7 +42,7 @@ static int try_candidate(const char *cand, const uint8_t *bid, size_t bid_len, c
 	}
 	int ok = e->build_id_len == bid_len && memcmp(e->build_id, bid, bid_len) == 0;
 	if (!ok && !*mismatch) {
-		char *have = cq__hex(e->build_id, e->build_id_len), *want = cq__hex(bid, bid_len);
+		char *have = cq_hex_string(e->build_id, e->build_id_len), *want = cq_hex_string(bid, bid_len);
 		if (asprintf(mismatch, "%s has build-id %s, the core names %s", cand,
 			     e->build_id_len ? have : "(none)", want) < 0)
 			*mismatch = NULL;
@@ -92,7 +82,7 @@ char *cq__find_file(const struct cq_core *core, const char *target_path,
 	}
 	if (build_id_len > 1 && core->opts.debug_dir) {
 		/* debuginfod-style trees also hold the binary itself next to the .debug file */
-		char *hex = cq__hex(build_id, build_id_len);
+		char *hex = cq_hex_string(build_id, build_id_len);
 		if (hex && asprintf(&cand, "%s/.build-id/%.2s/%s", core->opts.debug_dir, hex,
 				    hex + 2) >= 0) {
 			if (try_candidate(cand, build_id, build_id_len, &mismatch) > 0) {
@@ -132,7 +122,7 @@ char *cq__find_debug_file(const struct cq_core *core, const char *found_path,
 	for (int d = 0; d < 2 && e->build_id_len > 1; d++) {
 		if (!dirs[d])
 			continue;
-		char *hex = cq__hex(e->build_id, e->build_id_len);
+		char *hex = cq_hex_string(e->build_id, e->build_id_len);
 		if (hex && asprintf(&cand, "%s/.build-id/%.2s/%s.debug", dirs[d], hex, hex + 2) >= 0) {
 			free(hex);
 			if (access(cand, R_OK) == 0)

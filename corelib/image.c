@@ -259,8 +259,8 @@ static void resolve_file(struct cq_core *core, struct cq_image *img)
 	}
 	if (img->build_id_len && (e->build_id_len != img->build_id_len ||
 				  memcmp(e->build_id, img->build_id, img->build_id_len) != 0)) {
-		char *have = cq__hex(e->build_id, e->build_id_len);
-		char *want = cq__hex(img->build_id, img->build_id_len);
+		char *have = cq_hex_string(e->build_id, e->build_id_len);
+		char *want = cq_hex_string(img->build_id, img->build_id_len);
 		img->status = CQ_IMAGE_MISMATCH;
 		if (asprintf(&img->problem, "%s has build-id %s, the core names %s", path,
 			     have && *have ? have : "(none)", want ? want : "?") < 0)

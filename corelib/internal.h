@@ -22,8 +22,6 @@ char *cq__find_file(const struct cq_core *core, const char *target_path,
 char *cq__find_debug_file(const struct cq_core *core, const char *found_path,
 			  const struct cq_elf *e);
 
-/** Hex string of a build-id (static buffer per call site not used: caller frees). */
-char *cq__hex(const uint8_t *p, size_t n);
 
 /** Upper bounds for structures walked in target memory (hostile cores). */
 #define CQ_MAX_LINK_MAPS 4096

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "corelib/internal.h"
+#include "corelib/decode.h"
 
 static json_t *thread_json(struct cq_core *core, struct cq_thread *th, bool regs)
 {
@@ -40,7 +40,7 @@ static json_t *image_json(struct cq_image *img)
 	json_object_set_new(o, "bias", img->bias_known ? cq_json_addr(img->bias) : json_null());
 	json_object_set_new(o, "start", img->end ? cq_json_addr(img->start) : json_null());
 	json_object_set_new(o, "end", img->end ? cq_json_addr(img->end) : json_null());
-	char *bid = img->build_id_len ? cq__hex(img->build_id, img->build_id_len) : NULL;
+	char *bid = img->build_id_len ? cq_hex_string(img->build_id, img->build_id_len) : NULL;
 	json_object_set_new(o, "build_id", bid ? json_string(bid) : json_null());
 	free(bid);
 	json_object_set_new(o, "status", json_string(cq_image_status_name(img->status)));
