@@ -188,6 +188,7 @@ void cq_core_close(struct cq_core *core)
 	if (!core)
 		return;
 	cq__core_free_images(core);
+	cq__bundle_free(core);
 	for (size_t i = 0; i < core->nthreads; i++) {
 		free(core->threads[i].regs);
 		free(core->threads[i].tls_note);

@@ -103,6 +103,11 @@ struct cq_core {
 	size_t nfile_maps;
 	uint64_t page_size;            /**< NT_FILE's page size (0 if none) */
 
+	/** Images carried by a bundle (bundle.h): name, bias, build-id and symbols. */
+	struct cq_bundled_image *bundled;
+	size_t nbundled;
+	uint32_t bundle_version;       /**< 0 when the core is not a bundle */
+
 	struct cq_image *images;       /**< loaded images; see image.h */
 	size_t nimages;
 	bool images_done;
@@ -110,6 +115,15 @@ struct cq_core {
 
 	struct cq_problem *problems;
 	size_t nproblems;
+};
+
+struct cq_bundled_image {
+	char *name;
+	uint64_t bias;
+	bool is_exe;
+	uint8_t build_id[64];
+	size_t build_id_len;
+	struct cq_elf *elf;  /**< symbols only (no file); moved to the image that uses it */
 };
 
 /** Open the core at @p path. */

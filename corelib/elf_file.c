@@ -138,6 +138,7 @@ void cq_elf_close(struct cq_elf *e)
 	if (!e)
 		return;
 	free(e->syms);
+	free(e->strtab);
 	free(e->by_name);
 	free(e->by_addr);
 	free(e->loads);
@@ -146,6 +147,36 @@ void cq_elf_close(struct cq_elf *e)
 		elf_end(e->elf);
 	cq_file_close(e->file);
 	free(e);
+}
+
+struct cq_error *cq_elf_from_symbols(struct cq_symbol *syms, size_t nsyms, char *strtab,
+				     const uint8_t *build_id, size_t build_id_len,
+				     struct cq_elf **ret)
+{
+	struct cq_elf *e = calloc(1, sizeof(*e));
+	struct cq_symbol **by_addr = calloc(nsyms ? nsyms : 1, sizeof(*by_addr));
+	if (!e || !by_addr) {
+		free(e);
+		free(by_addr);
+		free(syms);
+		free(strtab);
+		return &cq_error_nomem;
+	}
+	e->syms = syms;
+	e->nsyms = nsyms;
+	e->strtab = strtab;
+	for (size_t i = 0; i < nsyms; i++)
+		if (syms[i].type != STT_TLS && syms[i].value != 0)
+			by_addr[e->nby_addr++] = &syms[i];
+	e->by_addr = by_addr;
+	e->syms_loaded = true;
+	e->has_symtab = true;
+	if (build_id_len <= sizeof(e->build_id)) {
+		memcpy(e->build_id, build_id, build_id_len);
+		e->build_id_len = build_id_len;
+	}
+	*ret = e;
+	return NULL;
 }
 
 static int sym_name_cmp(const void *a, const void *b)
@@ -188,7 +219,7 @@ static bool preferred_symbol(const struct cq_symbol *x, const struct cq_symbol *
 
 struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
 {
-	if (e->syms_loaded)
+	if (e->syms_loaded || !e->elf)
 		return NULL;
 	size_t cap = 0, n = 0;
 	struct cq_symbol *syms = NULL;

@@ -30,7 +30,8 @@ struct cq_load {
 };
 
 struct cq_elf {
-	struct cq_file *file;
+	struct cq_file *file;    /**< NULL for symbols that came from a bundle */
+	char *strtab;            /**< owned string table (bundled symbols), else NULL */
 	void *elf;               /**< Elf * */
 	uint16_t e_type, e_machine;
 	uint8_t elf_class;
@@ -69,6 +70,14 @@ struct cq_error *cq_elf_open(const char *path, struct cq_elf **ret);
 
 /** Close; NULL allowed. */
 void cq_elf_close(struct cq_elf *e);
+
+/**
+ * A file-less cq_elf holding symbols read from a bundle. Takes ownership of @p syms and
+ * @p strtab (the symbols' names point into it).
+ */
+struct cq_error *cq_elf_from_symbols(struct cq_symbol *syms, size_t nsyms, char *strtab,
+				     const uint8_t *build_id, size_t build_id_len,
+				     struct cq_elf **ret);
 
 /** Load the symbol tables (idempotent). */
 struct cq_error *cq_elf_load_symbols(struct cq_elf *e);

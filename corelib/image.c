@@ -32,6 +32,7 @@ const char *cq_image_status_name(enum cq_image_status s)
 	case CQ_IMAGE_MISSING: return "missing";
 	case CQ_IMAGE_MISMATCH: return "build-id-mismatch";
 	case CQ_IMAGE_VIRTUAL: return "in-memory";
+	case CQ_IMAGE_BUNDLED: return "bundled";
 	}
 	return "unknown";
 }
@@ -215,8 +216,49 @@ static void image_range(struct cq_core *core, struct cq_image *img)
 		img->start = 0;
 }
 
-/* Find, open and check the file of one image; record why when that fails. */
+static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img);
+
+/* The bundle's entry for @p img, if the core is a bundle that has one. */
+static struct cq_bundled_image *bundled_for(struct cq_core *core, const struct cq_image *img)
+{
+	for (size_t i = 0; i < core->nbundled; i++) {
+		struct cq_bundled_image *b = &core->bundled[i];
+		if (b->elf && (b->is_exe ? img->is_exe : cq_image_has_path(img, b->name)))
+			return b;
+	}
+	return NULL;
+}
+
+/* Find the file of one image; a bundle's symbols stand in when no verified file is found
+ * (a file the bundle's build-id contradicts is not used either). */
 static void resolve_file(struct cq_core *core, struct cq_image *img)
+{
+	resolve_file_on_disk(core, img);
+	struct cq_bundled_image *b = bundled_for(core, img);
+	if (!b || img->status == CQ_IMAGE_FOUND || img->status == CQ_IMAGE_VIRTUAL ||
+	    (img->is_exe && core->opts.exe && img->elf))
+		return;
+	if (img->elf && (img->elf->build_id_len == b->build_id_len &&
+			 memcmp(img->elf->build_id, b->build_id, b->build_id_len) == 0))
+		return; /* the file on disk is the one the bundle was made from */
+	cq_elf_close(img->elf);
+	free(img->found_path);
+	free(img->problem);
+	img->found_path = NULL;
+	img->problem = NULL;
+	img->elf = b->elf;
+	b->elf = NULL;
+	img->status = CQ_IMAGE_BUNDLED;
+	memcpy(img->build_id, b->build_id, b->build_id_len);
+	img->build_id_len = b->build_id_len;
+	if (!img->bias_known) {
+		img->bias = b->bias;
+		img->bias_known = true;
+	}
+}
+
+/* Find, open and check the file of one image; record why when that fails. */
+static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 {
 	char *why = NULL;
 	if (img->status == CQ_IMAGE_VIRTUAL)
@@ -312,7 +354,9 @@ static void find_executable(struct cq_core *core)
 			break;
 		}
 	resolve_file(core, img);
-	if (img->elf && img->elf->e_type == ET_EXEC) {
+	if (img->status == CQ_IMAGE_BUNDLED) {
+		/* bias came from the bundle */
+	} else if (img->elf && img->elf->e_type == ET_EXEC) {
 		img->bias = 0;
 		img->bias_known = true;
 	} else if (img->elf && has_phdr && img->elf->has_phdr) {

@@ -21,6 +21,7 @@ enum cq_image_status {
 	CQ_IMAGE_MISSING,    /**< no file found */
 	CQ_IMAGE_MISMATCH,   /**< files found, but none has the build-id the core names */
 	CQ_IMAGE_VIRTUAL,    /**< vDSO: lives only in memory */
+	CQ_IMAGE_BUNDLED,    /**< no matching file: symbols from the bundle (bundle.h) */
 };
 
 struct cq_image {
@@ -40,7 +41,7 @@ struct cq_image {
 	enum cq_image_status status;
 	char *found_path;      /**< file on this machine, if found */
 	char *problem;         /**< why missing/mismatched: one line */
-	struct cq_elf *elf;    /**< the found file (opened), or NULL */
+	struct cq_elf *elf;    /**< the found file (opened), bundled symbols, or NULL */
 	char *debug_path;      /**< separate debug file used for symbols, or NULL */
 	struct cq_elf *debug;  /**< opened separate debug file, or NULL */
 };

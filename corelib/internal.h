@@ -8,6 +8,13 @@
 /** Parse all PT_NOTE segments of the core (notes.c). */
 struct cq_error *cq__core_parse_notes(struct cq_core *core);
 
+/** Parse one note named "COREQ" (bundle.c). */
+struct cq_error *cq__bundle_note(struct cq_core *core, uint32_t type, const uint8_t *desc,
+				 size_t size);
+
+/** Release what cq__bundle_note() kept (bundle.c). */
+void cq__bundle_free(struct cq_core *core);
+
 /** Identify the core with the multi-architecture libbfd (bfd_ident.c). */
 struct cq_error *cq__core_bfd_identify(struct cq_core *core);
 

@@ -47,7 +47,7 @@ static bool file_backing(struct cq_core *core, uint64_t addr, struct cq_image **
 				lo = mid + 1;
 			else {
 				struct cq_image *img = cq_core_image_named(core, m->path);
-				if (!img || !img->elf)
+				if (!img || !img->elf || !img->elf->file)
 					return false;
 				*img_ret = img;
 				*off_ret = m->offset + (addr - m->start);
@@ -59,7 +59,7 @@ static bool file_backing(struct cq_core *core, uint64_t addr, struct cq_image **
 	}
 	for (size_t i = 0; i < core->nimages; i++) {
 		struct cq_image *img = &core->images[i];
-		if (!img->elf || !img->bias_known)
+		if (!img->elf || !img->elf->file || !img->bias_known)
 			continue;
 		for (size_t k = 0; k < img->elf->nloads; k++) {
 			const struct cq_load *l = &img->elf->loads[k];
@@ -157,6 +157,18 @@ struct cq_error *cq_core_read_string(struct cq_core *core, uint64_t addr, size_t
 		if (chunk > max - have)
 			chunk = max - have;
 		struct cq_error *err = cq_core_read(core, addr + have, s + have, chunk);
+		if (err && err->has_address && err->address > addr + have &&
+		    err->address - (addr + have) < chunk) {
+			/* The string may end before the unreadable byte: look at what reads. */
+			size_t part = (size_t)(err->address - (addr + have));
+			struct cq_error *again = cq_core_read(core, addr + have, s + have, part);
+			if (!again && memchr(s + have, 0, part)) {
+				cq_error_destroy(err);
+				*ret = s;
+				return NULL;
+			}
+			cq_error_destroy(again);
+		}
 		if (err) {
 			free(s);
 			return err;

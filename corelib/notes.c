@@ -256,6 +256,8 @@ static struct cq_error *parse_note_segment(struct cq_core *core, uint64_t offset
 			}
 		} else if (linux_note && (nh.n_type == NT_386_TLS || nh.n_type == NT_ARM_TLS)) {
 			err = note_tls(core, nh.n_type, desc, dsz);
+		} else if (nh.n_namesz == 6 && memcmp(name, "COREQ", 6) == 0) {
+			err = cq__bundle_note(core, nh.n_type, desc, dsz);
 		}
 		if (err)
 			return err;

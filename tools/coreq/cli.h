@@ -35,6 +35,7 @@ struct cq_cli {
 	int32_t thread;
 	const char *as;      /**< read/tls value format: u8 u16 u32 u64 ptr str hex */
 	const char *module;  /**< scope for sym/tls */
+	const char *output;  /**< bundle: output path */
 	bool regs;           /**< threads: include all registers (default for `threads`) */
 	char **args;         /**< positional arguments after the command */
 	int nargs;
@@ -49,6 +50,7 @@ int cq_cmd_sym(struct cq_cli *cli);
 int cq_cmd_addr(struct cq_cli *cli);
 int cq_cmd_read(struct cq_cli *cli);
 int cq_cmd_tls(struct cq_cli *cli);
+int cq_cmd_bundle(struct cq_cli *cli);
 
 /** Exit status for an error code. */
 int cq_exit_for(const struct cq_error *err);

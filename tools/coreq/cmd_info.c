@@ -46,6 +46,7 @@ static json_t *image_json(struct cq_image *img)
 	json_object_set_new(o, "status", json_string(cq_image_status_name(img->status)));
 	json_object_set_new(o, "file", img->found_path ? json_string(img->found_path) : json_null());
 	json_object_set_new(o, "symbols", json_string(!img->elf ? "none" :
+		img->status == CQ_IMAGE_BUNDLED ? "bundle" :
 		img->debug ? "separate-debug-file" : img->elf->has_symtab ? "symtab" : "dynsym-only"));
 	json_object_set_new(o, "debug_file", img->debug_path ? json_string(img->debug_path) : json_null());
 	json_object_set_new(o, "sources", json_pack("{s:b, s:b}", "link_map", img->from_link_map,

@@ -21,6 +21,7 @@ static const struct {
 	{"addr", cq_cmd_addr, "addr CORE ADDR             symbolize an address"},
 	{"read", cq_cmd_read, "read CORE ADDR LEN         hexdump (or --as u8|u16|u32|u64|ptr|str)"},
 	{"tls", cq_cmd_tls, "tls CORE NAME              address and value of a TLS variable per thread"},
+	{"bundle", cq_cmd_bundle, "bundle CORE [EXE] -o OUT   core + symbols and read-only data it needs, one file"},
 };
 
 static void usage(FILE *f)
@@ -38,6 +39,7 @@ static void usage(FILE *f)
 		"  -t, --thread TID           tls: only this thread\n"
 		"  -m, --module IMAGE         sym/tls: look only in this image (path or file name)\n"
 		"  -a, --as FORMAT            read: u8 u16 u32 u64 ptr str hex\n"
+		"  -o, --output FILE          bundle: where to write (FILE.gz: compressed)\n"
 		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
 		"\nexit status: 0 ok, 1 done with missing pieces (listed), 2 usage, 3 cannot read input,\n"
@@ -57,6 +59,7 @@ int main(int argc, char **argv)
 		{"module", required_argument, NULL, 'm'},
 		{"as", required_argument, NULL, 'a'},
 		{"max-inflate", required_argument, NULL, 'M'},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -64,7 +67,7 @@ int main(int argc, char **argv)
 	struct cq_cli cli = {0};
 	int c;
 	uint64_t v;
-	while ((c = getopt_long(argc, argv, "je:s:L:d:t:m:a:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "je:s:L:d:t:m:a:o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': cli.json = true; break;
 		case 'e': cli.opts.exe = optarg; break;
@@ -73,6 +76,7 @@ int main(int argc, char **argv)
 		case 'd': cli.opts.debug_dir = optarg; break;
 		case 'm': cli.module = optarg; break;
 		case 'a': cli.as = optarg; break;
+		case 'o': cli.output = optarg; break;
 		case 't':
 			if (!cq_parse_u64(optarg, &v) || v > INT32_MAX) {
 				fprintf(stderr, "coreq: bad --thread %s\n", optarg);

@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: MIT */
+/* Bundles (bundle.h): reading the COREQ notes, writing a bundle of a core. */
+#include "bundle.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "decode.h"
+#include "image.h"
+#include "internal.h"
+
+#define SYM_ENTRY_SIZE 24
+#define IMAGE_HEAD_SIZE 32
+#define IMAGE_FLAG_EXE 1u
+
+/* ---- reading -------------------------------------------------------------------------- */
+
+static struct cq_error *bad_note(const struct cq_core *core, const char *what)
+{
+	return cq_error_create(CQ_ERR_MALFORMED, "%s: bundle note: %s", core->file->path, what);
+}
+
+static struct cq_error *read_image_note(struct cq_core *core, const uint8_t *desc, size_t size)
+{
+	const struct cq_target *t = core->target;
+	if (size < IMAGE_HEAD_SIZE)
+		return bad_note(core, "image entry too short");
+	uint64_t name_len = cq_load_uint(t, desc, 4), bid_len = cq_load_uint(t, desc + 4, 4);
+	uint64_t nsyms = cq_load_uint(t, desc + 8, 4), strsz = cq_load_uint(t, desc + 12, 4);
+	uint64_t bias = cq_load_uint(t, desc + 16, 8);
+	uint32_t flags = (uint32_t)cq_load_uint(t, desc + 24, 4);
+	uint64_t syms_at = (IMAGE_HEAD_SIZE + name_len + bid_len + 7) & ~UINT64_C(7);
+	/* every size is 32-bit, so these sums cannot overflow 64 bits */
+	if (name_len == 0 || bid_len > 64 || syms_at + nsyms * SYM_ENTRY_SIZE + strsz > size ||
+	    desc[IMAGE_HEAD_SIZE + name_len - 1] != 0)
+		return bad_note(core, "image entry sizes do not fit its note");
+	const uint8_t *strtab_in = desc + syms_at + nsyms * SYM_ENTRY_SIZE;
+	if (strsz == 0 || strtab_in[strsz - 1] != 0)
+		return bad_note(core, "symbol names are not terminated");
+	struct cq_bundled_image *b = realloc(core->bundled, (core->nbundled + 1) * sizeof(*b));
+	if (!b)
+		return &cq_error_nomem;
+	core->bundled = b;
+	b = &b[core->nbundled];
+	memset(b, 0, sizeof(*b));
+	char *strtab = malloc(strsz);
+	struct cq_symbol *syms = calloc(nsyms ? nsyms : 1, sizeof(*syms));
+	b->name = strdup((const char *)desc + IMAGE_HEAD_SIZE);
+	if (!strtab || !syms || !b->name) {
+		free(strtab);
+		free(syms);
+		free(b->name);
+		return &cq_error_nomem;
+	}
+	memcpy(strtab, strtab_in, strsz);
+	for (uint64_t i = 0; i < nsyms; i++) {
+		const uint8_t *e = desc + syms_at + i * SYM_ENTRY_SIZE;
+		uint64_t off = cq_load_uint(t, e + 16, 4);
+		if (off >= strsz) {
+			free(strtab);
+			free(syms);
+			free(b->name);
+			return bad_note(core, "symbol name offset out of range");
+		}
+		syms[i] = (struct cq_symbol){strtab + off, cq_load_uint(t, e, 8),
+					     cq_load_uint(t, e + 8, 8), e[20], e[21], e[22] != 0};
+	}
+	b->bias = bias;
+	b->is_exe = flags & IMAGE_FLAG_EXE;
+	b->build_id_len = (size_t)bid_len;
+	memcpy(b->build_id, desc + IMAGE_HEAD_SIZE + name_len, (size_t)bid_len);
+	core->nbundled++;
+	struct cq_error *err = cq_elf_from_symbols(syms, (size_t)nsyms, strtab, b->build_id,
+						   b->build_id_len, &b->elf);
+	if (err)
+		core->nbundled--, free(b->name);
+	return err;
+}
+
+struct cq_error *cq__bundle_note(struct cq_core *core, uint32_t type, const uint8_t *desc,
+				 size_t size)
+{
+	if (type == CQ_NT_BUNDLE) {
+		if (size < 8)
+			return bad_note(core, "header too short");
+		uint32_t v = (uint32_t)cq_load_uint(core->target, desc, 4);
+		if (v != CQ_BUNDLE_VERSION)
+			return cq_error_create(CQ_ERR_UNSUPPORTED,
+					       "%s: bundle format version %u; this coreq reads version %d",
+					       core->file->path, v, CQ_BUNDLE_VERSION);
+		core->bundle_version = v;
+		return NULL;
+	}
+	if (type == CQ_NT_BUNDLE_IMAGE) {
+		if (!core->bundle_version)
+			return bad_note(core, "image entry before the bundle header");
+		return read_image_note(core, desc, size);
+	}
+	return NULL; /* later versions may add note types: ignore */
+}
+
+void cq__bundle_free(struct cq_core *core)
+{
+	for (size_t i = 0; i < core->nbundled; i++) {
+		free(core->bundled[i].name);
+		cq_elf_close(core->bundled[i].elf);
+	}
+	free(core->bundled);
+	core->bundled = NULL;
+	core->nbundled = 0;
+}
+
+/* ---- writing -------------------------------------------------------------------------- */
+
+/* A growing byte buffer for the note segments. */
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void buf_put(struct buf *b, const void *data, size_t n)
+{
+	if (b->failed)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n)
+			cap *= 2;
+		uint8_t *p = realloc(b->p, cap);
+		if (!p) {
+			b->failed = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	if (data)
+		memcpy(b->p + b->len, data, n);
+	else
+		memset(b->p + b->len, 0, n);
+	b->len += n;
+}
+
+static void buf_uint(struct buf *b, const struct cq_target *t, unsigned size, uint64_t v)
+{
+	uint8_t tmp[8];
+	cq_store_uint(t, tmp, size, v);
+	buf_put(b, tmp, size);
+}
+
+static void buf_align(struct buf *b, size_t a)
+{
+	if (b->len % a)
+		buf_put(b, NULL, a - b->len % a);
+}
+
+static void put_note(struct buf *b, const struct cq_target *t, const char *name, size_t namesz,
+		     uint32_t type, const void *desc, size_t descsz)
+{
+	buf_uint(b, t, 4, namesz);
+	buf_uint(b, t, 4, descsz);
+	buf_uint(b, t, 4, type);
+	buf_put(b, name, namesz);
+	buf_align(b, 4);
+	buf_put(b, desc, descsz);
+	buf_align(b, 4);
+}
+
+/* The core's own notes, minus any earlier COREQ notes (re-bundling replaces them). */
+static struct cq_error *copy_notes(struct cq_core *core, struct buf *b)
+{
+	size_t phnum;
+	if (elf_getphdrnum(core->elf, &phnum) != 0)
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: %s", core->file->path, elf_errmsg(-1));
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(core->elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(core->elf, (int64_t)ph.p_offset,
+						   (size_t)ph.p_filesz, ELF_T_NHDR);
+		if (!d)
+			return cq_error_create(CQ_ERR_MALFORMED, "%s: note segment unreadable",
+					       core->file->path);
+		size_t pos = 0, next, name_off, desc_off;
+		GElf_Nhdr nh;
+		while (pos < d->d_size && (next = gelf_getnote(d, pos, &nh, &name_off, &desc_off)) > 0) {
+			const char *name = (const char *)d->d_buf + name_off;
+			if (!(nh.n_namesz == 6 && memcmp(name, "COREQ", 6) == 0))
+				put_note(b, core->target, name, nh.n_namesz, nh.n_type,
+					 (const char *)d->d_buf + desc_off, nh.n_descsz);
+			pos = next;
+		}
+	}
+	return NULL;
+}
+
+static void put_image(struct buf *b, const struct cq_target *t, const struct cq_image *img,
+		      struct cq_elf *e, size_t *nsyms_ret)
+{
+	struct buf strtab = {0};
+	buf_put(&strtab, "", 1);
+	struct buf desc = {0};
+	size_t name_len = strlen(img->name) + 1;
+	buf_uint(&desc, t, 4, name_len);
+	buf_uint(&desc, t, 4, img->build_id_len);
+	buf_uint(&desc, t, 4, e->nsyms);
+	size_t strsz_at = desc.len;
+	buf_uint(&desc, t, 4, 0); /* strtab size, patched below */
+	buf_uint(&desc, t, 8, img->bias);
+	buf_uint(&desc, t, 4, img->is_exe ? IMAGE_FLAG_EXE : 0);
+	buf_uint(&desc, t, 4, 0);
+	buf_put(&desc, img->name, name_len);
+	buf_put(&desc, img->build_id, img->build_id_len);
+	buf_align(&desc, 8);
+	for (size_t i = 0; i < e->nsyms; i++) {
+		const struct cq_symbol *s = &e->syms[i];
+		buf_uint(&desc, t, 8, s->value);
+		buf_uint(&desc, t, 8, s->size);
+		buf_uint(&desc, t, 4, strtab.len);
+		uint8_t tail[4] = {s->type, s->bind, s->dynamic, 0};
+		buf_put(&desc, tail, 4);
+		buf_put(&strtab, s->name, strlen(s->name) + 1);
+	}
+	buf_put(&desc, strtab.p, strtab.len);
+	if (!desc.failed && !strtab.failed) {
+		cq_store_uint(t, desc.p + strsz_at, 4, strtab.len);
+		put_note(b, t, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME), CQ_NT_BUNDLE_IMAGE,
+			 desc.p, desc.len);
+		*nsyms_ret = e->nsyms;
+	} else {
+		b->failed = true;
+	}
+	free(desc.p);
+	free(strtab.p);
+}
+
+/* Output: a plain file or a gzip stream, written sequentially. */
+struct out {
+	FILE *f;
+	gzFile gz;
+	uint64_t pos;
+	bool failed;
+};
+
+static void out_write(struct out *o, const void *p, size_t n)
+{
+	static const uint8_t zeros[4096];
+	while (n && !o->failed) {
+		size_t k = n;
+		if (!p && k > sizeof(zeros))
+			k = sizeof(zeros);
+		const void *src = p ? p : zeros;
+		if (o->gz ? gzwrite(o->gz, src, (unsigned)k) != (int)k : fwrite(src, 1, k, o->f) != k)
+			o->failed = true;
+		o->pos += k;
+		n -= k;
+		if (p)
+			p = (const uint8_t *)p + k;
+	}
+}
+
+/* One PT_LOAD of the bundle: a piece of a core segment, its first filesz bytes present. */
+struct piece {
+	uint64_t vaddr, memsz, filesz;
+	uint32_t flags;
+};
+
+struct plan {
+	struct piece *p;
+	size_t n, cap;
+	bool failed;
+};
+
+static void plan_add(struct plan *pl, uint64_t vaddr, uint64_t memsz, uint64_t filesz,
+		     uint32_t flags)
+{
+	if (pl->failed || memsz == 0)
+		return;
+	if (pl->n == pl->cap) {
+		size_t cap = pl->cap ? 2 * pl->cap : 64;
+		struct piece *p = realloc(pl->p, cap * sizeof(*p));
+		if (!p) {
+			pl->failed = true;
+			return;
+		}
+		pl->p = p;
+		pl->cap = cap;
+	}
+	pl->p[pl->n++] = (struct piece){vaddr, memsz, filesz, flags};
+}
+
+struct range {
+	uint64_t start, end;
+};
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* End of the readable prefix of [start, end) (read from a file: the core lacks it). */
+static uint64_t readable_end(struct cq_core *core, uint64_t start, uint64_t end)
+{
+	uint8_t chunk[4096];
+	for (uint64_t a = start; a < end;) {
+		size_t n = end - a < sizeof(chunk) ? (size_t)(end - a) : sizeof(chunk);
+		struct cq_error *err = cq_core_read(core, a, chunk, n);
+		if (err) {
+			uint64_t stop = err->has_address && err->address > a && err->address < a + n ?
+					err->address : a;
+			cq_error_destroy(err);
+			return stop;
+		}
+		a += n;
+	}
+	return end;
+}
+
+/* Ranges past the dumped prefix of @p s that the bundle adds: in a non-executable segment
+ * all of the rest when a file backs it; in an executable one (code stays out) the ELF
+ * header page, as the kernel keeps it, and the data objects the images' symbol tables
+ * place there (read-only data linked into the text segment, e.g. s390x's .rodata). */
+static size_t wanted_ranges(struct cq_core *core, uint64_t from, uint64_t end, bool exec,
+			    struct range **ret)
+{
+	size_t n = 0, cap = 16;
+	struct range *r = malloc(cap * sizeof(*r));
+	if (!r)
+		return 0;
+	if (!exec) {
+		r[n++] = (struct range){from, end};
+	} else {
+		uint8_t magic[SELFMAG];
+		struct cq_error *err = NULL;
+		if (end - from >= 4096 && !(err = cq_core_read(core, from, magic, SELFMAG)) &&
+		    memcmp(magic, ELFMAG, SELFMAG) == 0)
+			r[n++] = (struct range){from, from + 4096};
+		cq_error_destroy(err);
+		for (size_t i = 0; i < core->nimages; i++) {
+			struct cq_image *img = &core->images[i];
+			struct cq_elf *e = cq_image_symbol_file(img);
+			if (!e || !img->bias_known || cq_elf_load_symbols(e))
+				continue;
+			for (size_t k = 0; k < e->nsyms; k++) {
+				const struct cq_symbol *sym = &e->syms[k];
+				uint64_t a = img->bias + sym->value;
+				if (sym->type != STT_OBJECT || sym->size == 0 || sym->size > (1u << 20) ||
+				    a < from || a >= end || sym->size > end - a)
+					continue;
+				if (n == cap) {
+					struct range *p = realloc(r, 2 * cap * sizeof(*r));
+					if (!p)
+						break;
+					r = p;
+					cap *= 2;
+				}
+				r[n++] = (struct range){a, a + sym->size};
+			}
+		}
+	}
+	qsort(r, n, sizeof(*r), range_cmp);
+	/* Merge what overlaps or nearly touches (fewer, larger pieces), keep what reads. */
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m && r[i].start <= r[m - 1].end + 64) {
+			if (r[i].end > r[m - 1].end)
+				r[m - 1].end = r[i].end;
+		} else {
+			r[m++] = r[i];
+		}
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < m; i++) {
+		r[i].end = readable_end(core, r[i].start, r[i].end);
+		if (r[i].end > r[i].start)
+			r[k++] = r[i];
+	}
+	*ret = r;
+	return k;
+}
+
+/* Cut segment @p s into pieces: the core's prefix, then alternately left-out and added
+ * ranges. */
+static void plan_segment(struct cq_core *core, struct plan *pl, const struct cq_segment *s,
+			 uint64_t *added)
+{
+	uint64_t have = s->offset >= core->file_end ? 0 :
+			s->filesz < core->file_end - s->offset ? s->filesz : core->file_end - s->offset;
+	uint64_t end = s->vaddr + s->memsz, at = s->vaddr + have;
+	struct range *r = NULL;
+	size_t n = 0;
+	if (have < s->memsz && cq_core_mem_source(core, at, NULL) != CQ_MEM_CORE)
+		n = wanted_ranges(core, at, end, s->flags & PF_X, &r);
+	/* The first piece holds the prefix and an added range that starts right after it. */
+	uint64_t first_end = at;
+	size_t i = 0;
+	if (n && r[0].start == at) {
+		first_end = r[0].end;
+		*added += r[0].end - r[0].start;
+		i = 1;
+	}
+	uint64_t piece_end = i < n ? r[i].start : end;
+	plan_add(pl, s->vaddr, piece_end - s->vaddr, first_end - s->vaddr, s->flags);
+	for (; i < n; i++) {
+		uint64_t next = i + 1 < n ? r[i + 1].start : end;
+		plan_add(pl, r[i].start, next - r[i].start, r[i].end - r[i].start, s->flags);
+		*added += r[i].end - r[i].start;
+	}
+	free(r);
+}
+
+static int piece_cmp(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* Parts of the images' loaded ranges that no core segment covers (gdb's gcore leaves
+ * read-only file mappings out entirely): added as pieces of their own, by the same rule. */
+static void plan_uncovered(struct cq_core *core, struct plan *pl, uint64_t *added)
+{
+	for (size_t i = 0; i < core->nimages; i++) {
+		struct cq_image *img = &core->images[i];
+		if (!img->elf || !img->elf->file || !img->bias_known)
+			continue;
+		for (size_t k = 0; k < img->elf->nloads; k++) {
+			const struct cq_load *l = &img->elf->loads[k];
+			uint64_t start = img->bias + l->vaddr, end = start + l->filesz;
+			/* walk the gaps between core segments inside [start, end) */
+			for (uint64_t at = start; at < end;) {
+				uint64_t gap_end = end;
+				bool covered = false;
+				for (size_t j = 0; j < core->nsegments; j++) {
+					const struct cq_segment *s = &core->segments[j];
+					if (at >= s->vaddr && at < s->vaddr + s->memsz) {
+						at = s->vaddr + s->memsz;
+						covered = true;
+						break;
+					}
+					if (s->vaddr > at && s->vaddr < gap_end)
+						gap_end = s->vaddr;
+				}
+				if (covered)
+					continue;
+				struct range *r = NULL;
+				size_t n = wanted_ranges(core, at, gap_end, l->flags & PF_X, &r);
+				for (size_t m = 0; m < n; m++) {
+					plan_add(pl, r[m].start, r[m].end - r[m].start,
+						 r[m].end - r[m].start, l->flags);
+					*added += r[m].end - r[m].start;
+				}
+				free(r);
+				at = gap_end;
+			}
+		}
+	}
+	if (!pl->failed && pl->n)
+		qsort(pl->p, pl->n, sizeof(*pl->p), piece_cmp);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
+				      struct cq_bundle_stats *ret)
+{
+	const struct cq_target *t = core->target;
+	struct cq_bundle_stats st = {0};
+	struct cq_error *err = cq_core_load_images(core);
+	if (err)
+		return err;
+	if (same_file(path, core->file->path))
+		return cq_error_create(CQ_ERR_USAGE, "%s is the core itself: write the bundle elsewhere", path);
+	for (size_t i = 0; i < core->nimages; i++)
+		if (same_file(path, core->images[i].found_path))
+			return cq_error_create(CQ_ERR_USAGE, "%s is an input file (%s): write the bundle elsewhere",
+					       path, core->images[i].name);
+
+	/* Notes: the core's, then ours. */
+	struct buf notes = {0}, ours = {0};
+	if ((err = copy_notes(core, &notes)))
+		goto out_free;
+	size_t nimg = 0;
+	for (size_t i = 0; i < core->nimages; i++)
+		if (cq_image_symbol_file(&core->images[i]))
+			nimg++;
+	struct buf head = {0};
+	buf_uint(&head, t, 4, CQ_BUNDLE_VERSION);
+	buf_uint(&head, t, 4, nimg);
+	buf_put(&head, "coreq bundle", sizeof("coreq bundle"));
+	put_note(&ours, t, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME), CQ_NT_BUNDLE, head.p,
+		 head.len);
+	free(head.p);
+	for (size_t i = 0; i < core->nimages; i++) {
+		struct cq_image *img = &core->images[i];
+		struct cq_elf *e = cq_image_symbol_file(img);
+		if (!e)
+			continue;
+		if ((err = cq_elf_load_symbols(e)))
+			goto out_free;
+		size_t n = 0;
+		put_image(&ours, t, img, e, &n);
+		st.symbols += n;
+		st.images++;
+	}
+	if (notes.failed || ours.failed) {
+		err = &cq_error_nomem;
+		goto out_free;
+	}
+
+	/* Layout: ELF header, program headers, the two note segments, segment data. */
+	bool is64 = t->elf_class == ELFCLASS64;
+	size_t ehsize = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	size_t phsize = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	struct plan pl = {0};
+	for (size_t i = 0; i < core->nsegments; i++)
+		plan_segment(core, &pl, &core->segments[i], &st.added_bytes);
+	plan_uncovered(core, &pl, &st.added_bytes);
+	if (pl.failed) {
+		free(pl.p);
+		err = &cq_error_nomem;
+		goto out_free;
+	}
+	struct piece *pieces = pl.p;
+	size_t nph = 2 + pl.n;
+	struct buf hdr = {0};
+	uint64_t notes_at = ehsize + nph * phsize, data_at = notes_at + notes.len + ours.len;
+	data_at = (data_at + 4095) & ~UINT64_C(4095);
+	/* ELF header */
+	uint8_t ident[EI_NIDENT] = {ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, t->elf_class,
+				    t->little_endian ? ELFDATA2LSB : ELFDATA2MSB, EV_CURRENT};
+	buf_put(&hdr, ident, EI_NIDENT);
+	buf_uint(&hdr, t, 2, ET_CORE);
+	buf_uint(&hdr, t, 2, t->e_machine);
+	buf_uint(&hdr, t, 4, EV_CURRENT);
+	unsigned w = is64 ? 8 : 4;
+	buf_uint(&hdr, t, w, 0);      /* e_entry */
+	buf_uint(&hdr, t, w, ehsize); /* e_phoff */
+	buf_uint(&hdr, t, w, 0);      /* e_shoff */
+	buf_uint(&hdr, t, 4, 0);      /* e_flags */
+	buf_uint(&hdr, t, 2, ehsize);
+	buf_uint(&hdr, t, 2, phsize);
+	buf_uint(&hdr, t, 2, nph < PN_XNUM ? nph : PN_XNUM);
+	buf_uint(&hdr, t, 2, 0);
+	buf_uint(&hdr, t, 2, 0);
+	buf_uint(&hdr, t, 2, 0);
+	if (nph >= PN_XNUM) {
+		err = cq_error_create(CQ_ERR_UNSUPPORTED, "%s: too many segments to bundle", core->file->path);
+		free(pieces);
+		free(hdr.p);
+		goto out_free;
+	}
+	/* Program headers: p_type, p_flags (64-bit order) / p_offset ... (32-bit order). */
+	uint64_t off = data_at;
+	for (size_t i = 0; i < nph; i++) {
+		uint64_t type, flags = 0, poff, vaddr = 0, filesz, memsz, align;
+		if (i < 2) {
+			type = PT_NOTE;
+			poff = i == 0 ? notes_at : notes_at + notes.len;
+			filesz = memsz = i == 0 ? notes.len : ours.len;
+			align = 4;
+		} else {
+			const struct piece *pc = &pieces[i - 2];
+			type = PT_LOAD;
+			flags = pc->flags;
+			poff = off;
+			vaddr = pc->vaddr;
+			filesz = pc->filesz;
+			memsz = pc->memsz;
+			align = 1;
+			off += filesz;
+		}
+		buf_uint(&hdr, t, 4, type);
+		if (is64)
+			buf_uint(&hdr, t, 4, flags);
+		buf_uint(&hdr, t, w, poff);
+		buf_uint(&hdr, t, w, vaddr);
+		buf_uint(&hdr, t, w, 0); /* p_paddr */
+		buf_uint(&hdr, t, w, filesz);
+		buf_uint(&hdr, t, w, memsz);
+		if (!is64)
+			buf_uint(&hdr, t, 4, flags);
+		buf_uint(&hdr, t, w, align);
+	}
+	if (hdr.failed) {
+		err = &cq_error_nomem;
+		free(pieces);
+		goto out_free;
+	}
+
+	/* Write to a temporary name, then rename: no half-written bundle is left behind. */
+	char *tmp;
+	if (asprintf(&tmp, "%s.tmp-%d", path, (int)getpid()) < 0) {
+		err = &cq_error_nomem;
+		free(pieces);
+		free(hdr.p);
+		goto out_free;
+	}
+	struct out o = {0};
+	size_t plen = strlen(path);
+	if (plen > 3 && strcmp(path + plen - 3, ".gz") == 0)
+		o.gz = gzopen(tmp, "wb6");
+	else
+		o.f = fopen(tmp, "wb");
+	if (!o.gz && !o.f) {
+		err = cq_error_errno(errno, "%s", tmp);
+		free(tmp);
+		free(pieces);
+		free(hdr.p);
+		goto out_free;
+	}
+	out_write(&o, hdr.p, hdr.len);
+	out_write(&o, notes.p, notes.len);
+	out_write(&o, ours.p, ours.len);
+	out_write(&o, NULL, data_at - o.pos);
+	uint8_t *chunk = malloc(1 << 16);
+	for (size_t i = 0; i < pl.n && chunk && !o.failed && !err; i++) {
+		const struct piece *pc = &pieces[i];
+		for (uint64_t done = 0; done < pc->filesz && !err;) {
+			size_t n = pc->filesz - done < (1 << 16) ? (size_t)(pc->filesz - done) : (1 << 16);
+			err = cq_core_read(core, pc->vaddr + done, chunk, n);
+			out_write(&o, chunk, n);
+			done += n;
+		}
+	}
+	if (!chunk && !err)
+		err = &cq_error_nomem;
+	free(chunk);
+	int close_failed = o.gz ? gzclose(o.gz) != Z_OK : fclose(o.f) != 0;
+	if (!err && (o.failed || close_failed))
+		err = cq_error_errno(errno ? errno : EIO, "writing %s", tmp);
+	if (!err && rename(tmp, path) != 0)
+		err = cq_error_errno(errno, "renaming %s to %s", tmp, path);
+	if (err)
+		unlink(tmp);
+	free(tmp);
+	free(pieces);
+	free(hdr.p);
+	if (!err) {
+		struct stat sb;
+		st.size = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+		if (ret)
+			*ret = st;
+	}
+out_free:
+	free(notes.p);
+	free(ours.p);
+	return err;
+}
