@@ -4,17 +4,22 @@ CC ?= gcc
 BUILD ?= build
 OPT ?= -O2 -g
 WARN = -Werror=implicit-function-declaration -Werror=int-conversion -Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral
-CFLAGS_ALL = -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. $(EXTRA_CFLAGS)
+CFLAGS_ALL = -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. -I$(BUILD)/include $(EXTRA_CFLAGS)
 LIBS = -Wl,--as-needed -l:libbfd-multiarch.so -ldw -lelf -ljansson -lz -lpthread
 
 TARGETS_SRC = $(wildcard targets/*.c)
 CORELIB_SRC = $(wildcard corelib/*.c)
+OMPD_SRC = $(wildcard ompd/*.c)
+# omp-tools.h comes from Debian's libomp-14-dev; only that header is copied (the directory
+# it lives in is clang's resource directory, which must not shadow the C library's).
+OMP_TOOLS_H ?= $(firstword $(wildcard /usr/lib/llvm-14/lib/clang/*/include/omp-tools.h /usr/lib/llvm-*/lib/clang/*/include/omp-tools.h))
 TOOL_SRC = $(wildcard tools/coreq/*.c)
 LIB_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TARGETS_SRC) $(CORELIB_SRC))
+OMPD_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(OMPD_SRC))
 TOOL_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
 UNIT_SRC = $(wildcard tests/unit/*.c)
 UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
-HEADERS = $(wildcard targets/*.h corelib/*.h tools/coreq/*.h)
+HEADERS = $(wildcard targets/*.h corelib/*.h ompd/*.h tools/coreq/*.h)
 
 .PHONY: all clean test unit host32 asan deps demo check
 
@@ -23,6 +28,8 @@ DEMO_BE = fixtures/core/s390x-qemu
 
 all: $(BUILD)/coreq $(BUILD)/mkcore $(UNIT_BIN)
 
+$(TOOL_OBJ): $(BUILD)/include/omp-tools.h
+
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
@@ -30,8 +37,18 @@ $(BUILD)/%.o: %.c $(HEADERS)
 $(BUILD)/libcoreq.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq.a
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq.a $(LIBS)
+$(BUILD)/include/omp-tools.h:
+	@test -n "$(OMP_TOOLS_H)" || { echo "omp-tools.h not found: apt-get install libomp-14-dev (tools/install-deps.sh)"; exit 1; }
+	@mkdir -p $(dir $@)
+	cp $(OMP_TOOLS_H) $@
+
+$(OMPD_OBJ): $(BUILD)/include/omp-tools.h
+
+$(BUILD)/libcoreq-ompd.a: $(OMPD_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq.a $(LIBS)
 
 $(BUILD)/mkcore: tests/tools/mkcore.c $(BUILD)/libcoreq.a
 	@mkdir -p $(dir $@)

@@ -108,6 +108,7 @@ const char *cq_error_code_name(enum cq_error_code code)
 	case CQ_ERR_MISSING: return "missing";
 	case CQ_ERR_USAGE: return "usage";
 	case CQ_ERR_INTERNAL: return "internal";
+	case CQ_ERR_PLUGIN: return "plugin";
 	}
 	return "unknown";
 }

@@ -27,6 +27,7 @@ enum cq_error_code {
 	CQ_ERR_MISSING,     /**< a piece needed for the answer is missing (file, tp) */
 	CQ_ERR_USAGE,       /**< bad request from the caller */
 	CQ_ERR_INTERNAL,    /**< a library we use failed unexpectedly */
+	CQ_ERR_PLUGIN,      /**< a debugger plugin is missing, untrusted or unusable */
 };
 
 struct cq_error {

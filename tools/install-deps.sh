@@ -4,7 +4,7 @@
 #   tools/install-deps.sh          build + test dependencies
 #   tools/install-deps.sh --build  only what building build/coreq needs
 set -eu
-build_pkgs=(make gcc binutils-multiarch-dev libdw-dev libelf-dev libjansson-dev zlib1g-dev)
+build_pkgs=(make gcc binutils-multiarch-dev libdw-dev libelf-dev libjansson-dev zlib1g-dev libomp-14-dev)
 test_pkgs=(python3 jq elfutils gdb-multiarch clang-14 libclang-rt-14-dev
 	gcc-12-i686-linux-gnu libc6-i386 valgrind)
 pkgs=("${build_pkgs[@]}")

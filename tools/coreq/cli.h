@@ -14,6 +14,7 @@
 
 #include "corelib/core.h"
 #include "corelib/image.h"
+#include "ompd/host.h"
 
 /** Exit statuses (documented in coreq(1) and README). */
 enum cq_exit {
@@ -26,6 +27,7 @@ enum cq_exit {
 	CQ_EXIT_COMPRESSED = 6,  /**< corrupt compressed input or expansion over the limit */
 	CQ_EXIT_QUERY = 7,       /**< the requested item cannot be answered (symbol, address) */
 	CQ_EXIT_INTERNAL = 8,    /**< out of memory or a library failed */
+	CQ_EXIT_PLUGIN = 9,      /**< debugger plugin missing, refused (untrusted) or unusable */
 };
 
 struct cq_cli {
@@ -36,6 +38,7 @@ struct cq_cli {
 	const char *as;      /**< read/tls value format: u8 u16 u32 u64 ptr str hex */
 	const char *module;  /**< scope for sym/tls */
 	const char *output;  /**< bundle: output path */
+	struct cq_ompd_options ompd;
 	bool regs;           /**< threads: include all registers (default for `threads`) */
 	char **args;         /**< positional arguments after the command */
 	int nargs;
@@ -51,6 +54,7 @@ int cq_cmd_addr(struct cq_cli *cli);
 int cq_cmd_read(struct cq_cli *cli);
 int cq_cmd_tls(struct cq_cli *cli);
 int cq_cmd_bundle(struct cq_cli *cli);
+int cq_cmd_ompd(struct cq_cli *cli);
 
 /** Exit status for an error code. */
 int cq_exit_for(const struct cq_error *err);

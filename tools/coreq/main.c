@@ -21,6 +21,7 @@ static const struct {
 	{"addr", cq_cmd_addr, "addr CORE ADDR             symbolize an address"},
 	{"read", cq_cmd_read, "read CORE ADDR LEN         hexdump (or --as u8|u16|u32|u64|ptr|str)"},
 	{"tls", cq_cmd_tls, "tls CORE NAME              address and value of a TLS variable per thread"},
+	{"ompd", cq_cmd_ompd, "ompd CORE [EXE]            OpenMP threads, tasks, parallel regions, ICVs (OMPD plugin)"},
 	{"bundle", cq_cmd_bundle, "bundle CORE [EXE] -o OUT   core + symbols and read-only data it needs, one file"},
 };
 
@@ -40,11 +41,17 @@ static void usage(FILE *f)
 		"  -m, --module IMAGE         sym/tls: look only in this image (path or file name)\n"
 		"  -a, --as FORMAT            read: u8 u16 u32 u64 ptr str hex\n"
 		"  -o, --output FILE          bundle: where to write (FILE.gz: compressed)\n"
+		"      --ompd-plugin PATH     ompd: load this OMPD plugin (else: the runtime's\n"
+		"                             ompd_dll_locations, from trusted directories only)\n"
+		"      --ompd-trusted-dir DIRS  ompd: more trusted directories (colon-separated)\n"
+		"      --ompd-allow-untrusted ompd: load a plugin the core names from anywhere\n"
+		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
 		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
 		"\nexit status: 0 ok, 1 done with missing pieces (listed), 2 usage, 3 cannot read input,\n"
 		"4 not a core / unsupported architecture, 5 malformed core, 6 bad compressed input,\n"
-		"7 item not answerable (symbol, address, thread), 8 internal error\n");
+		"7 item not answerable (symbol, address, thread), 8 internal error,\n"
+		"9 debugger plugin missing, untrusted or unusable\n");
 }
 
 int main(int argc, char **argv)
@@ -60,6 +67,10 @@ int main(int argc, char **argv)
 		{"as", required_argument, NULL, 'a'},
 		{"max-inflate", required_argument, NULL, 'M'},
 		{"output", required_argument, NULL, 'o'},
+		{"ompd-plugin", required_argument, NULL, 'P'},
+		{"ompd-trusted-dir", required_argument, NULL, 'T'},
+		{"ompd-allow-untrusted", no_argument, NULL, 'U'},
+		{"plugin-timeout", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -77,6 +88,16 @@ int main(int argc, char **argv)
 		case 'm': cli.module = optarg; break;
 		case 'a': cli.as = optarg; break;
 		case 'o': cli.output = optarg; break;
+		case 'P': cli.ompd.plugin = optarg; break;
+		case 'T': cli.ompd.trusted_dirs = optarg; break;
+		case 'U': cli.ompd.allow_untrusted = true; break;
+		case 'W':
+			if (!cq_parse_u64(optarg, &v) || v == 0 || v > 3600) {
+				fprintf(stderr, "coreq: bad --plugin-timeout %s (seconds, 1..3600)\n", optarg);
+				return CQ_EXIT_USAGE;
+			}
+			cli.ompd.timeout_ms = (unsigned)v * 1000;
+			break;
 		case 't':
 			if (!cq_parse_u64(optarg, &v) || v > INT32_MAX) {
 				fprintf(stderr, "coreq: bad --thread %s\n", optarg);

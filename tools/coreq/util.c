@@ -22,6 +22,7 @@ int cq_exit_for(const struct cq_error *err)
 	case CQ_ERR_USAGE: return CQ_EXIT_USAGE;
 	case CQ_ERR_NOMEM:
 	case CQ_ERR_INTERNAL: return CQ_EXIT_INTERNAL;
+	case CQ_ERR_PLUGIN: return CQ_EXIT_PLUGIN;
 	}
 	return CQ_EXIT_INTERNAL;
 }

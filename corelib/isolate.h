@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file isolate.h
+ * Running foreign code (debugger plugins) where a crash, a hang or an exit() cannot take
+ * the analyzer down: a child process per run, with a time limit.
+ *
+ * The child writes records, one per line, to a pipe; the parent keeps every complete line
+ * it received, so what was gathered before a failure is never lost. Before each call into
+ * the foreign code the child names it in a page shared with the parent
+ * (cq_isolate_calling()), so a crash is reported with the call that caused it. The
+ * child's stdout and stderr (where plugins print) are captured separately and never reach
+ * ours.
+ */
+#ifndef COREQ_ISOLATE_H
+#define COREQ_ISOLATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "error.h"
+
+/** How the child ended. */
+enum cq_isolate_end {
+	CQ_ISOLATE_OK,       /**< exited 0 after the function returned */
+	CQ_ISOLATE_EXIT,     /**< exited with another status (e.g. a plugin called exit()) */
+	CQ_ISOLATE_SIGNAL,   /**< killed by a signal (crash) */
+	CQ_ISOLATE_TIMEOUT,  /**< ran past the time limit and was killed */
+};
+
+struct cq_isolate_result {
+	enum cq_isolate_end end;
+	int status;          /**< exit status or signal number */
+	char call[256];      /**< the foreign call in progress when it ended ("" if none) */
+	char **records;      /**< complete lines the child wrote, in order */
+	size_t nrecords;
+	char *output;        /**< what the child printed on stdout/stderr (bounded), or NULL */
+	double seconds;
+};
+
+/**
+ * Function run in the child. Writes records to @p out (one per line; fflush is done by the
+ * host). Its return value becomes the child's exit status.
+ */
+typedef int (*cq_isolate_fn)(void *arg, FILE *out);
+
+/** Run @p fn in a child with a limit of @p timeout_ms milliseconds (0: no limit). */
+struct cq_error *cq_isolate_run(cq_isolate_fn fn, void *arg, unsigned timeout_ms,
+				struct cq_isolate_result *ret);
+
+/** In the child: name the foreign call about to be made (NULL: none in progress). */
+void cq_isolate_calling(const char *what);
+
+/** Release what cq_isolate_run() returned. */
+void cq_isolate_result_deinit(struct cq_isolate_result *r);
+
+/** "SIGSEGV in ompd_get_state", "timeout after 10 s in ...", "exit status 3 in ...". */
+char *cq_isolate_describe(const struct cq_isolate_result *r);
+
+#endif

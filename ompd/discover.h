@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to ompd/: choosing the plugin (discover.c). */
+#ifndef COREQ_OMPD_DISCOVER_H
+#define COREQ_OMPD_DISCOVER_H
+
+#include "host.h"
+
+#ifndef CQ_HOST_MULTIARCH
+#define CQ_HOST_MULTIARCH "x86_64-linux-gnu"
+#endif
+
+struct cq_ompd_choice {
+	char *path;         /**< plugin to load */
+	const char *source; /**< "--ompd-plugin" or "ompd_dll_locations" */
+	char *runtime;      /**< image that holds ompd_dll_locations (NULL if none found) */
+};
+
+struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd_options *o,
+				      struct cq_ompd_choice *ret);
+
+#endif

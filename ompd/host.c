@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/* The parent side of an OMPD run: choose the plugin, run it isolated, assemble the
+ * records into the report and say plainly what is missing and why. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corelib/decode.h"
+#include "corelib/image.h"
+#include "corelib/isolate.h"
+#include "discover.h"
+#include "host.h"
+#include "query.h"
+
+static void problem(json_t *problems, const char *item, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void problem(json_t *problems, const char *item, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *m;
+	int n = vasprintf(&m, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	json_array_append_new(problems, json_pack("{s:s, s:s}", "item", item, "message", m));
+	free(m);
+}
+
+static bool any_rc(json_t *v, const char *rc)
+{
+	if (json_is_string(v))
+		return strcmp(json_string_value(v), rc) == 0;
+	const char *k;
+	json_t *x;
+	size_t i;
+	if (json_is_object(v)) {
+		json_object_foreach(v, k, x)
+			if (any_rc(x, rc))
+				return true;
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+			if (any_rc(x, rc))
+				return true;
+	}
+	return false;
+}
+
+struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_options *opts,
+				json_t **ret)
+{
+	static const struct cq_ompd_options none;
+	if (!opts)
+		opts = &none;
+	struct cq_error *err = cq_core_load_images(core);
+	if (err)
+		return err;
+	struct cq_ompd_choice choice;
+	if ((err = cq__ompd_find_plugin(core, opts, &choice))) {
+		free(choice.runtime);
+		return err;
+	}
+	json_t *doc = json_object(), *problems = json_array(), *threads = json_array();
+	json_object_set_new(doc, "schema", json_string("coreq-ompd/1"));
+	json_object_set_new(doc, "core", json_string(core->file->path));
+	json_object_set_new(doc, "arch", json_string(core->target->name));
+	json_t *plugin = json_pack("{s:s, s:s, s:s}", "path", choice.path, "source", choice.source,
+				   "abi", "OpenMP 5.1 (201811)");
+	json_object_set_new(doc, "plugin", plugin);
+	struct cq_image *rt = choice.runtime ? cq_core_image_named(core, choice.runtime) : NULL;
+	json_t *runtime = json_object();
+	json_object_set_new(runtime, "image", choice.runtime ? json_string(choice.runtime) : json_null());
+	if (rt) {
+		char *bid = cq_hex_string(rt->build_id, rt->build_id_len);
+		json_object_set_new(runtime, "build_id", bid && *bid ? json_string(bid) : json_null());
+		free(bid);
+		json_object_set_new(runtime, "status", json_string(cq_image_status_name(rt->status)));
+		json_object_set_new(runtime, "file", rt->found_path ? json_string(rt->found_path) : json_null());
+	}
+	json_object_set_new(doc, "runtime", runtime);
+
+	struct cq__ompd_job job = {core, choice.path};
+	struct cq_isolate_result r;
+	unsigned limit = opts->timeout_ms ? opts->timeout_ms : CQ_OMPD_DEFAULT_TIMEOUT_MS;
+	if ((err = cq_isolate_run(cq__ompd_child, &job, limit, &r))) {
+		json_decref(doc);
+		json_decref(problems);
+		json_decref(threads);
+		free(choice.path);
+		free(choice.runtime);
+		return err;
+	}
+	bool done = false;
+	for (size_t i = 0; i < r.nrecords; i++) {
+		json_t *rec = json_loads(r.records[i], 0, NULL);
+		json_t *kind_v = json_incref(json_object_get(rec, "record"));
+		const char *kind = json_string_value(kind_v);
+		if (!kind) {
+			json_decref(kind_v);
+			json_decref(rec);
+			continue;
+		}
+		json_object_del(rec, "record"); /* kind stays valid: we hold a reference */
+		if (!strcmp(kind, "plugin")) {
+			json_object_update(plugin, rec);
+		} else if (!strcmp(kind, "process")) {
+			json_object_set(doc, "process", rec);
+		} else if (!strcmp(kind, "thread")) {
+			json_array_append(threads, rec);
+		} else if (!strcmp(kind, "callbacks")) {
+			json_object_set(doc, "callbacks", rec);
+		} else if (!strcmp(kind, "error")) {
+			problem(problems, "plugin", "%s: %s", choice.path,
+				json_string_value(json_object_get(rec, "message")));
+		} else if (!strcmp(kind, "done")) {
+			done = true;
+		}
+		json_decref(kind_v);
+		json_decref(rec);
+	}
+	char *how = cq_isolate_describe(&r);
+	json_object_set_new(plugin, "run", json_pack("{s:s, s:f}", "ended", how ? how : "?",
+						      "seconds", r.seconds));
+	if (!done)
+		problem(problems, "plugin", "%s %s; everything reported before that is shown",
+			choice.path, how ? how : "failed");
+	free(how);
+	if (r.output && *r.output)
+		json_object_set_new(plugin, "output", json_string(r.output));
+	json_object_set_new(doc, "threads", threads);
+
+	/* Say why things are missing, once, in words. */
+	json_t *proc = json_object_get(doc, "process");
+	json_t *miss = json_object_get(json_object_get(doc, "callbacks"), "missing_symbols");
+	if (!miss)
+		miss = json_object_get(proc, "missing_symbols");
+	if (proc && strcmp(json_string_value(json_object_get(proc, "initialize_rc")), "ompd_rc_ok") != 0) {
+		char *bid = rt ? cq_hex_string(rt->build_id, rt->build_id_len) : NULL;
+		problem(problems, "runtime",
+			"the plugin cannot use the runtime %s (build-id %s): %s; missing symbols: %s. The runtime is probably stripped: supply its symbols (--debug-dir with .build-id/xx/rest.debug, or analyze a bundle made where the unstripped runtime was available)",
+			choice.runtime ? choice.runtime : "?", bid && *bid ? bid : "unknown",
+			json_string_value(json_object_get(proc, "initialize_rc")),
+			json_array_size(miss) ? json_string_value(json_array_get(miss, 0)) : "none reported");
+		free(bid);
+	}
+	if (any_rc(threads, "ompd_rc_needs_state_tracking"))
+		problem(problems, "state tracking",
+			"states, task frames and task functions are unavailable: the program did not run with OMP_DEBUG=enabled (ompd_rc_needs_state_tracking)");
+	size_t nomp = 0, i;
+	json_t *t;
+	json_array_foreach(threads, i, t)
+		nomp += json_is_true(json_object_get(t, "openmp"));
+	json_object_set_new(doc, "openmp_threads", json_integer((json_int_t)nomp));
+	json_object_set_new(doc, "problems", problems);
+	cq_isolate_result_deinit(&r);
+	free(choice.path);
+	free(choice.runtime);
+	*ret = doc;
+	return NULL;
+}

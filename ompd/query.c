@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: MIT */
+/* The child side of an OMPD run: load the plugin, ask it everything, write one JSON record
+ * per line. Every call into the plugin is announced first (cq_isolate_calling), so that a
+ * crash names it. */
+#include <dlfcn.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corelib/decode.h"
+#include "corelib/image.h"
+#include "corelib/isolate.h"
+#include "plugin.h"
+#include "query.h"
+
+#define MAX_CHAIN 32     /* task and parallel chains longer than this are cut (and said) */
+#define MAX_TEAM 4096
+#define MAX_ICVS 256
+
+struct icv {
+	ompd_icv_id_t id;
+	const char *name;
+	ompd_scope_t scope;
+};
+
+struct q {
+	struct cq_core *core;
+	struct cq_ompd_api api;
+	ompd_address_space_handle_t *ah;
+	struct icv icvs[MAX_ICVS];
+	size_t nicvs;
+	FILE *out;
+	char call[200];
+	uint64_t *pthreads; /* struct pthread address of each core thread (0: unknown) */
+};
+
+static void emit(struct q *q, json_t *rec)
+{
+	json_dumpf(rec, q->out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	fputc('\n', q->out);
+	fflush(q->out); /* a record on the pipe survives a crash in the next call */
+	json_decref(rec);
+}
+
+/* Announce a plugin call (for crash reports). */
+static void calling(struct q *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void calling(struct q *q, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(q->call, sizeof(q->call), fmt, ap);
+	va_end(ap);
+	cq_isolate_calling(q->call);
+}
+
+static json_t *rc_json(ompd_rc_t rc)
+{
+	return json_string(cq_ompd_rc_name(rc));
+}
+
+static json_t *addr_json(uint64_t v)
+{
+	char b[24];
+	snprintf(b, sizeof(b), "0x%" PRIx64, v);
+	return json_string(b);
+}
+
+/* An address with its symbol, e.g. a task function. */
+static json_t *code_json(struct q *q, uint64_t a)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "address", addr_json(a));
+	struct cq_symref ref;
+	struct cq_error *err = cq_core_symbolize(q->core, a, &ref);
+	char *s = NULL;
+	if (!err && ref.sym) {
+		uint64_t off = a - ref.image->bias - ref.sym->value;
+		if ((off ? asprintf(&s, "%s+0x%" PRIx64, ref.sym->name, off) :
+			   asprintf(&s, "%s", ref.sym->name)) < 0)
+			s = NULL;
+	}
+	cq_error_destroy(err);
+	json_object_set_new(o, "symbol", s ? json_string(s) : json_null());
+	free(s);
+	return o;
+}
+
+/* ICVs of one scope for @p handle. */
+static json_t *icvs_json(struct q *q, void *handle, ompd_scope_t scope, const char *what)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < q->nicvs; i++) {
+		if (q->icvs[i].scope != scope)
+			continue;
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(q->icvs[i].name));
+		ompd_word_t v;
+		calling(q, "ompd_get_icv_from_scope(%s, %s)", what, q->icvs[i].name);
+		ompd_rc_t rc = q->api.ompd_get_icv_from_scope(handle, scope, q->icvs[i].id, &v);
+		json_object_set_new(o, "value", rc == ompd_rc_ok ? json_integer(v) : json_null());
+		if (rc != ompd_rc_ok)
+			json_object_set_new(o, "value_rc", rc_json(rc));
+		const char *str = NULL;
+		calling(q, "ompd_get_icv_string_from_scope(%s, %s)", what, q->icvs[i].name);
+		rc = q->api.ompd_get_icv_string_from_scope(handle, scope, q->icvs[i].id, &str);
+		json_object_set_new(o, "string", rc == ompd_rc_ok && str ? json_string(str) : json_null());
+		if (rc == ompd_rc_ok && str)
+			free((void *)str); /* allocated by the plugin through our alloc_memory */
+		else
+			json_object_set_new(o, "string_rc", rc_json(rc));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *frame_json(struct q *q, const ompd_frame_info_t *f)
+{
+	json_t *o = code_json(q, f->frame_address.address);
+	json_object_set_new(o, "flag", json_integer(f->frame_flag));
+	return o;
+}
+
+/* One task: function, frames, ICVs. */
+static json_t *task_json(struct q *q, ompd_task_handle_t *task, const char *what)
+{
+	json_t *o = json_object();
+	ompd_address_t entry;
+	calling(q, "ompd_get_task_function(%s)", what);
+	ompd_rc_t rc = q->api.ompd_get_task_function(task, &entry);
+	json_object_set_new(o, "function", rc == ompd_rc_ok ? code_json(q, entry.address) : json_null());
+	if (rc != ompd_rc_ok)
+		json_object_set_new(o, "function_rc", rc_json(rc));
+	ompd_frame_info_t exit_f, enter_f;
+	calling(q, "ompd_get_task_frame(%s)", what);
+	rc = q->api.ompd_get_task_frame(task, &exit_f, &enter_f);
+	if (rc == ompd_rc_ok) {
+		json_object_set_new(o, "exit_frame", frame_json(q, &exit_f));
+		json_object_set_new(o, "enter_frame", frame_json(q, &enter_f));
+	} else {
+		json_object_set_new(o, "exit_frame", json_null());
+		json_object_set_new(o, "enter_frame", json_null());
+		json_object_set_new(o, "frames_rc", rc_json(rc));
+	}
+	json_object_set_new(o, "icvs", icvs_json(q, task, ompd_scope_task, what));
+	json_object_set_new(o, "implicit_task_icvs", icvs_json(q, task, ompd_scope_implicit_task, what));
+	return o;
+}
+
+/* The chain of tasks reached by @p next from @p first (first not included). */
+static json_t *task_chain(struct q *q, ompd_task_handle_t *first,
+			  ompd_rc_t (*next)(ompd_task_handle_t *, ompd_task_handle_t **),
+			  const char *what, json_t **rc_out)
+{
+	json_t *a = json_array();
+	ompd_task_handle_t *cur = first, *n = NULL;
+	for (int depth = 0; depth < MAX_CHAIN; depth++) {
+		char label[96];
+		snprintf(label, sizeof(label), "%s[%d]", what, depth);
+		calling(q, "%s(%s)", next == q->api.ompd_get_generating_task_handle ?
+			"ompd_get_generating_task_handle" : "ompd_get_scheduling_task_handle", label);
+		ompd_rc_t rc = next(cur, &n);
+		if (cur != first) {
+			calling(q, "ompd_rel_task_handle(%s)", label);
+			q->api.ompd_rel_task_handle(cur);
+		}
+		if (rc != ompd_rc_ok) {
+			*rc_out = rc == ompd_rc_unavailable ? json_null() : rc_json(rc);
+			return a;
+		}
+		json_array_append_new(a, task_json(q, n, label));
+		cur = n;
+	}
+	if (cur != first)
+		q->api.ompd_rel_task_handle(cur);
+	*rc_out = json_string("cut: longer than 32");
+	return a;
+}
+
+/* The kernel thread id of an OpenMP thread handle: the plugin gives pthread_t (LLVM's
+ * libompd supports only that kind), which glibc makes the address of struct pthread. */
+static json_t *thread_id_json(struct q *q, ompd_thread_handle_t *th, const char *what)
+{
+	uint8_t raw[8] = {0};
+	unsigned size = cq_target_ptr_size(q->core->target);
+	calling(q, "ompd_get_thread_id(%s)", what);
+	ompd_rc_t rc = q->api.ompd_get_thread_id(th, CQ_OMPD_THREAD_ID_PTHREAD, size, raw);
+	if (rc != ompd_rc_ok)
+		return json_pack("{s:n, s:n, s:o}", "pthread", "tid", "rc", rc_json(rc));
+	uint64_t v = 0, swapped;
+	memcpy(&v, raw, sizeof(v)); /* host order, as the interface promises */
+	if (size == 4)
+		v = (uint32_t)v;
+	uint8_t b[8];
+	memcpy(b, raw, 8);
+	cq_bswap_units(b, size, 1);
+	swapped = 0;
+	memcpy(&swapped, b, sizeof(swapped));
+	if (size == 4)
+		swapped = (uint32_t)swapped;
+	json_t *o = json_object();
+	json_object_set_new(o, "pthread", addr_json(v));
+	for (size_t i = 0; i < q->core->nthreads; i++) {
+		if (q->pthreads[i] && q->pthreads[i] == v) {
+			json_object_set_new(o, "tid", json_integer(q->core->threads[i].tid));
+			return o;
+		}
+	}
+	for (size_t i = 0; i < q->core->nthreads; i++) {
+		if (q->pthreads[i] && q->pthreads[i] == swapped && cq_target_needs_bswap(q->core->target)) {
+			json_object_set_new(o, "tid", json_integer(q->core->threads[i].tid));
+			json_object_set_new(o, "flag", json_string(
+				"known plugin bug J: ompd_get_thread_id returned target-order bytes; coreq corrected them"));
+			return o;
+		}
+	}
+	json_object_set_new(o, "tid", json_null());
+	json_object_set_new(o, "flag", json_string("matches no thread of the core"));
+	return o;
+}
+
+static const char *icv_named(json_t *icvs, const char *name, json_int_t *v)
+{
+	size_t i;
+	json_t *o;
+	json_array_foreach(icvs, i, o) {
+		if (strcmp(json_string_value(json_object_get(o, "name")), name) == 0 &&
+		    json_is_integer(json_object_get(o, "value"))) {
+			*v = json_integer_value(json_object_get(o, "value"));
+			return name;
+		}
+	}
+	return NULL;
+}
+
+static json_t *parallel_json(struct q *q, ompd_parallel_handle_t *par, const char *what)
+{
+	json_t *o = json_object();
+	json_t *icvs = icvs_json(q, par, ompd_scope_parallel, what);
+	json_int_t size = -1, level = -1, active = -1;
+	(void)(icv_named(icvs, "ompd-team-size-var", &size) || icv_named(icvs, "team-size-var", &size));
+	icv_named(icvs, "levels-var", &level);
+	icv_named(icvs, "active-levels-var", &active);
+	json_object_set_new(o, "team_size", size >= 0 ? json_integer(size) : json_null());
+	json_object_set_new(o, "level", level >= 0 ? json_integer(level) : json_null());
+	json_object_set_new(o, "active_level", active >= 0 ? json_integer(active) : json_null());
+	/* The region's function: the entry of its implicit task 0. */
+	ompd_task_handle_t *t0;
+	calling(q, "ompd_get_task_in_parallel(%s, 0)", what);
+	ompd_rc_t rc = q->api.ompd_get_task_in_parallel(par, 0, &t0);
+	json_t *fn = json_null();
+	if (rc == ompd_rc_ok) {
+		ompd_address_t entry;
+		calling(q, "ompd_get_task_function(%s implicit task 0)", what);
+		if (q->api.ompd_get_task_function(t0, &entry) == ompd_rc_ok)
+			fn = code_json(q, entry.address);
+		calling(q, "ompd_rel_task_handle(%s implicit task 0)", what);
+		q->api.ompd_rel_task_handle(t0);
+	}
+	json_object_set_new(o, "function", fn);
+	/* Threads of the team, by their kernel thread id. */
+	json_t *team = json_array();
+	for (json_int_t i = 0; i < size && i < MAX_TEAM; i++) {
+		ompd_thread_handle_t *th;
+		calling(q, "ompd_get_thread_in_parallel(%s, %lld)", what, (long long)i);
+		rc = q->api.ompd_get_thread_in_parallel(par, (int)i, &th);
+		if (rc != ompd_rc_ok) {
+			json_array_append_new(team, json_pack("{s:I, s:n, s:o}", "thread_num", i, "tid",
+							      "rc", rc_json(rc)));
+			continue;
+		}
+		char label[128];
+		snprintf(label, sizeof(label), "%s thread %lld", what, (long long)i);
+		json_t *m = thread_id_json(q, th, label);
+		json_object_set_new(m, "thread_num", json_integer(i));
+		json_array_append_new(team, m);
+		calling(q, "ompd_rel_thread_handle(%s thread %lld)", what, (long long)i);
+		q->api.ompd_rel_thread_handle(th);
+	}
+	json_object_set_new(o, "team", team);
+	json_object_set_new(o, "icvs", icvs);
+	return o;
+}
+
+static json_t *state_name(json_t *states, ompd_word_t v)
+{
+	json_t *n = json_object_get(states, "names");
+	char key[32];
+	snprintf(key, sizeof(key), "%lld", (long long)v);
+	json_t *s = json_object_get(n, key);
+	return s ? json_incref(s) : json_null();
+}
+
+static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "record", json_string("thread"));
+	json_object_set_new(o, "tid", json_integer(th->tid));
+	ompd_thread_handle_t *h;
+	uint64_t tid = (uint32_t)th->tid;
+	calling(q, "ompd_get_thread_handle(thread %d)", th->tid);
+	ompd_rc_t rc = q->api.ompd_get_thread_handle(q->ah, CQ_OMPD_THREAD_ID_LWP, sizeof(tid), &tid, &h);
+	if (rc != ompd_rc_ok) {
+		json_object_set_new(o, "openmp", json_false());
+		json_object_set_new(o, "rc", rc_json(rc));
+		emit(q, o);
+		return;
+	}
+	json_object_set_new(o, "openmp", json_true());
+	char what[64];
+	snprintf(what, sizeof(what), "thread %d", th->tid);
+	json_object_set_new(o, "thread_id", thread_id_json(q, h, what));
+	ompd_word_t state;
+	ompd_wait_id_t wait_id;
+	calling(q, "ompd_get_state(%s)", what);
+	rc = q->api.ompd_get_state(h, &state, &wait_id);
+	if (rc == ompd_rc_ok)
+		json_object_set_new(o, "state", json_pack("{s:I, s:o, s:o}", "value", (json_int_t)state,
+							 "name", state_name(states, state),
+							 "wait_id", addr_json(wait_id)));
+	else
+		json_object_set_new(o, "state", json_pack("{s:n, s:o}", "value", "rc", rc_json(rc)));
+	json_object_set_new(o, "icvs", icvs_json(q, h, ompd_scope_thread, what));
+
+	ompd_task_handle_t *task;
+	calling(q, "ompd_get_curr_task_handle(%s)", what);
+	rc = q->api.ompd_get_curr_task_handle(h, &task);
+	if (rc == ompd_rc_ok) {
+		json_t *t = task_json(q, task, what);
+		json_t *rc_gen, *rc_sched;
+		json_object_set_new(t, "generating_chain",
+				    task_chain(q, task, q->api.ompd_get_generating_task_handle, "generating", &rc_gen));
+		json_object_set_new(t, "generating_chain_rc", rc_gen);
+		json_object_set_new(t, "scheduling_chain",
+				    task_chain(q, task, q->api.ompd_get_scheduling_task_handle, "scheduling", &rc_sched));
+		json_object_set_new(t, "scheduling_chain_rc", rc_sched);
+		json_object_set_new(o, "current_task", t);
+		calling(q, "ompd_rel_task_handle(%s current task)", what);
+		q->api.ompd_rel_task_handle(task);
+	} else {
+		json_object_set_new(o, "current_task", json_null());
+		json_object_set_new(o, "current_task_rc", rc_json(rc));
+	}
+
+	json_t *chain = json_array();
+	ompd_parallel_handle_t *par, *outer;
+	calling(q, "ompd_get_curr_parallel_handle(%s)", what);
+	rc = q->api.ompd_get_curr_parallel_handle(h, &par);
+	for (int depth = 0; rc == ompd_rc_ok && depth < MAX_CHAIN; depth++) {
+		char label[96];
+		snprintf(label, sizeof(label), "%s parallel[%d]", what, depth);
+		json_array_append_new(chain, parallel_json(q, par, label));
+		calling(q, "ompd_get_enclosing_parallel_handle(%s)", label);
+		rc = q->api.ompd_get_enclosing_parallel_handle(par, &outer);
+		calling(q, "ompd_rel_parallel_handle(%s)", label);
+		q->api.ompd_rel_parallel_handle(par);
+		par = outer;
+	}
+	json_object_set_new(o, "parallel_chain", chain);
+	json_object_set_new(o, "parallel_chain_rc", rc == ompd_rc_unavailable || rc == ompd_rc_ok ?
+			    json_null() : rc_json(rc));
+	calling(q, "ompd_rel_thread_handle(%s)", what);
+	q->api.ompd_rel_thread_handle(h);
+	emit(q, o);
+}
+
+static json_t *states_json(struct q *q)
+{
+	json_t *names = json_object();
+	ompd_word_t cur = 0x102 /* ompt_state_undefined */, next, more = 1;
+	const char *name;
+	for (int i = 0; more && i < 512; i++) {
+		calling(q, "ompd_enumerate_states");
+		if (q->api.ompd_enumerate_states(q->ah, cur, &next, &name, &more) != ompd_rc_ok)
+			break;
+		char key[32];
+		snprintf(key, sizeof(key), "%lld", (long long)next);
+		json_object_set_new(names, key, json_string(name ? name : "?"));
+		cur = next;
+	}
+	return json_pack("{s:o}", "names", names);
+}
+
+static void enumerate_icvs(struct q *q)
+{
+	ompd_icv_id_t cur = 0 /* ompd_icv_undefined */, next;
+	const char *name;
+	ompd_scope_t scope;
+	int more = 1;
+	while (more && q->nicvs < MAX_ICVS) {
+		calling(q, "ompd_enumerate_icvs");
+		if (q->api.ompd_enumerate_icvs(q->ah, cur, &next, &name, &scope, &more) != ompd_rc_ok)
+			break;
+		q->icvs[q->nicvs++] = (struct icv){next, name ? name : "?", scope};
+		cur = next;
+	}
+}
+
+int cq__ompd_child(void *arg, FILE *out)
+{
+	const struct cq__ompd_job *job = arg;
+	struct q q = {.core = job->core, .out = out};
+	struct cq_ompd_stats stats = {.log = stderr};
+	calling(&q, "dlopen(%s)", job->plugin);
+	void *dl = dlopen(job->plugin, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		emit(&q, json_pack("{s:s, s:s}", "record", "error", "message", dlerror()));
+		return 3;
+	}
+	json_t *missing = json_array();
+#define CQ_OMPD_LOAD(name)                                                                   \
+	if (!(q.api.name = (__typeof__(q.api.name))dlsym(dl, #name)))                        \
+		json_array_append_new(missing, json_string(#name));
+	CQ_OMPD_FUNCTIONS(CQ_OMPD_LOAD)
+#undef CQ_OMPD_LOAD
+	if (json_array_size(missing)) {
+		emit(&q, json_pack("{s:s, s:s, s:o}", "record", "error", "message",
+				   "the plugin lacks OpenMP 5.1 OMPD entry points", "missing", missing));
+		return 4;
+	}
+	json_decref(missing);
+	const ompd_callbacks_t *cb = cq_ompd_callbacks(q.core, &stats);
+	json_t *plugin = json_object();
+	json_object_set_new(plugin, "record", json_string("plugin"));
+	ompd_word_t api;
+	const char *vs = NULL;
+	calling(&q, "ompd_get_api_version");
+	json_object_set_new(plugin, "api_version", q.api.ompd_get_api_version(&api) == ompd_rc_ok ?
+			    json_integer(api) : json_null());
+	calling(&q, "ompd_get_version_string");
+	json_object_set_new(plugin, "version_string",
+			    q.api.ompd_get_version_string(&vs) == ompd_rc_ok && vs ? json_string(vs) : json_null());
+	calling(&q, "ompd_initialize(%d)", CQ_OMPD_API_VERSION);
+	ompd_rc_t rc = q.api.ompd_initialize(CQ_OMPD_API_VERSION, cb);
+	json_object_set_new(plugin, "initialize_rc", rc_json(rc));
+	emit(&q, plugin);
+	if (rc != ompd_rc_ok)
+		return 5;
+
+	static struct _ompd_aspace_cont actx;
+	actx.core = q.core;
+	calling(&q, "ompd_process_initialize");
+	rc = q.api.ompd_process_initialize(&actx, &q.ah);
+	json_t *proc = json_object();
+	json_object_set_new(proc, "record", json_string("process"));
+	json_object_set_new(proc, "initialize_rc", rc_json(rc));
+	if (rc != ompd_rc_ok) {
+		json_t *m = json_array();
+		for (unsigned i = 0; i < stats.nmissing; i++)
+			json_array_append_new(m, json_string(stats.missing[i]));
+		json_object_set_new(proc, "missing_symbols", m);
+		emit(&q, proc);
+		return 6;
+	}
+	ompd_word_t ver;
+	const char *vstr = NULL;
+	calling(&q, "ompd_get_omp_version");
+	json_object_set_new(proc, "omp_version", q.api.ompd_get_omp_version(q.ah, &ver) == ompd_rc_ok ?
+			    json_integer(ver) : json_null());
+	calling(&q, "ompd_get_omp_version_string");
+	rc = q.api.ompd_get_omp_version_string(q.ah, &vstr);
+	json_object_set_new(proc, "omp_version_string", rc == ompd_rc_ok && vstr ? json_string(vstr) : json_null());
+	json_t *states = states_json(&q);
+	json_object_set_new(proc, "states", json_incref(states));
+	enumerate_icvs(&q);
+	json_object_set_new(proc, "icvs", icvs_json(&q, q.ah, ompd_scope_address_space, "address space"));
+	const char *const *dcv = NULL;
+	calling(&q, "ompd_get_display_control_vars");
+	rc = q.api.ompd_get_display_control_vars(q.ah, &dcv);
+	json_t *d = json_array();
+	for (size_t i = 0; rc == ompd_rc_ok && dcv && dcv[i] && i < 1024; i++)
+		json_array_append_new(d, json_string(dcv[i]));
+	json_object_set_new(proc, "display_control_vars", rc == ompd_rc_ok ? d : json_null());
+	if (rc != ompd_rc_ok) {
+		json_decref(d);
+		json_object_set_new(proc, "display_control_vars_rc", rc_json(rc));
+	} else if (dcv) {
+		calling(&q, "ompd_rel_display_control_vars");
+		q.api.ompd_rel_display_control_vars(&dcv);
+	}
+	emit(&q, proc);
+
+	q.pthreads = calloc(q.core->nthreads ? q.core->nthreads : 1, sizeof(*q.pthreads));
+	for (size_t i = 0; q.pthreads && i < q.core->nthreads; i++) {
+		struct cq_error *err = cq_core_thread_pthread(q.core, &q.core->threads[i], &q.pthreads[i]);
+		cq_error_destroy(err);
+	}
+	for (size_t i = 0; q.pthreads && i < q.core->nthreads; i++)
+		query_thread(&q, &q.core->threads[i], states);
+	free(q.pthreads);
+	json_decref(states);
+
+	json_t *m = json_array();
+	for (unsigned i = 0; i < stats.nmissing; i++)
+		json_array_append_new(m, json_string(stats.missing[i]));
+	emit(&q, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "record", "callbacks",
+			   "reads", (json_int_t)stats.reads, "read_faults", (json_int_t)stats.read_faults,
+			   "lookups", (json_int_t)stats.lookups, "lookup_misses", (json_int_t)stats.lookup_misses,
+			   "allocs", (json_int_t)stats.allocs, "refused_allocs", (json_int_t)stats.refused_allocs,
+			   "writes_refused", (json_int_t)stats.writes_refused, "missing_symbols", m));
+	calling(&q, "ompd_rel_address_space_handle");
+	q.api.ompd_rel_address_space_handle(q.ah);
+	calling(&q, "ompd_finalize");
+	q.api.ompd_finalize();
+	cq_isolate_calling(NULL);
+	emit(&q, json_pack("{s:s}", "record", "done"));
+	return 0;
+}
