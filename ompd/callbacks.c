@@ -25,6 +25,8 @@ const char *cq_ompd_rc_name(ompd_rc_t rc)
 		"ompd_rc_nomem", "ompd_rc_incomplete", "ompd_rc_callback_error"};
 	if ((unsigned)rc < sizeof(names) / sizeof(names[0]))
 		return names[rc];
+	if (rc == CQ_OMPD_RC_SKIPPED)
+		return "skipped: the plugin died in this call in an earlier run";
 	return "ompd_rc_unknown";
 }
 

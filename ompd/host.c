@@ -80,17 +80,43 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	}
 	json_object_set_new(doc, "runtime", runtime);
 
-	struct cq__ompd_job job = {core, choice.path};
+	/* A plugin that dies in a call is run again with that call skipped, so one bad
+	 * answer does not hide all the others; each death is reported. */
+	struct cq__ompd_job job = {core, choice.path, NULL, 0};
 	struct cq_isolate_result r;
 	unsigned limit = opts->timeout_ms ? opts->timeout_ms : CQ_OMPD_DEFAULT_TIMEOUT_MS;
-	if ((err = cq_isolate_run(cq__ompd_child, &job, limit, &r))) {
-		json_decref(doc);
-		json_decref(problems);
-		json_decref(threads);
-		free(choice.path);
-		free(choice.runtime);
-		return err;
+	json_t *deaths = json_array();
+	char *skip[CQ_OMPD_MAX_RETRIES];
+	for (int run = 0;; run++) {
+		if ((err = cq_isolate_run(cq__ompd_child, &job, limit, &r))) {
+			json_decref(doc);
+			json_decref(problems);
+			json_decref(threads);
+			json_decref(deaths);
+			for (size_t i = 0; i < job.nskip; i++)
+				free(skip[i]);
+			free(choice.path);
+			free(choice.runtime);
+			return err;
+		}
+		bool died = r.end == CQ_ISOLATE_SIGNAL || r.end == CQ_ISOLATE_TIMEOUT;
+		if (!died || !r.call[0] || run + 1 >= CQ_OMPD_MAX_RETRIES ||
+		    (r.end == CQ_ISOLATE_TIMEOUT && run >= 1))
+			break;
+		char *how = cq_isolate_describe(&r);
+		json_array_append_new(deaths, json_pack("{s:s, s:s}", "call", r.call, "how", how ? how : "?"));
+		problem(problems, "plugin", "%s %s; the call was skipped in a new run",
+			choice.path, how ? how : "died");
+		free(how);
+		if (!(skip[job.nskip] = strdup(r.call)))
+			break;
+		job.nskip++;
+		job.skip = skip;
+		cq_isolate_result_deinit(&r);
 	}
+	for (size_t i = 0; i < job.nskip; i++)
+		free(skip[i]);
+	json_object_set_new(plugin, "skipped_calls", deaths);
 	bool done = false;
 	for (size_t i = 0; i < r.nrecords; i++) {
 		json_t *rec = json_loads(r.records[i], 0, NULL);

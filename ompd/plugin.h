@@ -15,6 +15,9 @@
 #define CQ_OMPD_THREAD_ID_PTHREAD 0
 #define CQ_OMPD_THREAD_ID_LWP 1
 
+/** Not an OMPD return code: the call was skipped because an earlier run died in it. */
+#define CQ_OMPD_RC_SKIPPED ((ompd_rc_t)1000)
+
 /** Entry points of a loaded plugin (NULL where the plugin lacks one). */
 struct cq_ompd_api {
 #define CQ_OMPD_FUNCTIONS(X)                                                                 \

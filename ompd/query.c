@@ -34,6 +34,8 @@ struct q {
 	FILE *out;
 	char call[200];
 	uint64_t *pthreads; /* struct pthread address of each core thread (0: unknown) */
+	char *const *skip;  /* calls to skip (an earlier run crashed in them) */
+	size_t nskip;
 };
 
 static void emit(struct q *q, json_t *rec)
@@ -44,16 +46,24 @@ static void emit(struct q *q, json_t *rec)
 	json_decref(rec);
 }
 
-/* Announce a plugin call (for crash reports). */
-static void calling(struct q *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void calling(struct q *q, const char *fmt, ...)
+/* Announce a plugin call (for crash reports); true if an earlier run crashed in this very
+ * call, which is then skipped. */
+static bool calling(struct q *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool calling(struct q *q, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(q->call, sizeof(q->call), fmt, ap);
 	va_end(ap);
+	for (size_t i = 0; i < q->nskip; i++)
+		if (strcmp(q->skip[i], q->call) == 0)
+			return true;
 	cq_isolate_calling(q->call);
+	return false;
 }
+
+/* Make a plugin call unless an earlier run crashed in it. */
+#define CALL(q, call, ...) (calling(q, __VA_ARGS__) ? CQ_OMPD_RC_SKIPPED : (call))
 
 static json_t *rc_json(ompd_rc_t rc)
 {
@@ -97,14 +107,12 @@ static json_t *icvs_json(struct q *q, void *handle, ompd_scope_t scope, const ch
 		json_t *o = json_object();
 		json_object_set_new(o, "name", json_string(q->icvs[i].name));
 		ompd_word_t v;
-		calling(q, "ompd_get_icv_from_scope(%s, %s)", what, q->icvs[i].name);
-		ompd_rc_t rc = q->api.ompd_get_icv_from_scope(handle, scope, q->icvs[i].id, &v);
+		ompd_rc_t rc = CALL(q, q->api.ompd_get_icv_from_scope(handle, scope, q->icvs[i].id, &v), "ompd_get_icv_from_scope(%s, %s)", what, q->icvs[i].name);
 		json_object_set_new(o, "value", rc == ompd_rc_ok ? json_integer(v) : json_null());
 		if (rc != ompd_rc_ok)
 			json_object_set_new(o, "value_rc", rc_json(rc));
 		const char *str = NULL;
-		calling(q, "ompd_get_icv_string_from_scope(%s, %s)", what, q->icvs[i].name);
-		rc = q->api.ompd_get_icv_string_from_scope(handle, scope, q->icvs[i].id, &str);
+		rc = CALL(q, q->api.ompd_get_icv_string_from_scope(handle, scope, q->icvs[i].id, &str), "ompd_get_icv_string_from_scope(%s, %s)", what, q->icvs[i].name);
 		json_object_set_new(o, "string", rc == ompd_rc_ok && str ? json_string(str) : json_null());
 		if (rc == ompd_rc_ok && str)
 			free((void *)str); /* allocated by the plugin through our alloc_memory */
@@ -127,14 +135,12 @@ static json_t *task_json(struct q *q, ompd_task_handle_t *task, const char *what
 {
 	json_t *o = json_object();
 	ompd_address_t entry;
-	calling(q, "ompd_get_task_function(%s)", what);
-	ompd_rc_t rc = q->api.ompd_get_task_function(task, &entry);
+	ompd_rc_t rc = CALL(q, q->api.ompd_get_task_function(task, &entry), "ompd_get_task_function(%s)", what);
 	json_object_set_new(o, "function", rc == ompd_rc_ok ? code_json(q, entry.address) : json_null());
 	if (rc != ompd_rc_ok)
 		json_object_set_new(o, "function_rc", rc_json(rc));
 	ompd_frame_info_t exit_f, enter_f;
-	calling(q, "ompd_get_task_frame(%s)", what);
-	rc = q->api.ompd_get_task_frame(task, &exit_f, &enter_f);
+	rc = CALL(q, q->api.ompd_get_task_frame(task, &exit_f, &enter_f), "ompd_get_task_frame(%s)", what);
 	if (rc == ompd_rc_ok) {
 		json_object_set_new(o, "exit_frame", frame_json(q, &exit_f));
 		json_object_set_new(o, "enter_frame", frame_json(q, &enter_f));
@@ -158,12 +164,12 @@ static json_t *task_chain(struct q *q, ompd_task_handle_t *first,
 	for (int depth = 0; depth < MAX_CHAIN; depth++) {
 		char label[96];
 		snprintf(label, sizeof(label), "%s[%d]", what, depth);
-		calling(q, "%s(%s)", next == q->api.ompd_get_generating_task_handle ?
-			"ompd_get_generating_task_handle" : "ompd_get_scheduling_task_handle", label);
-		ompd_rc_t rc = next(cur, &n);
+		bool skip = calling(q, "%s(%s)", next == q->api.ompd_get_generating_task_handle ?
+				    "ompd_get_generating_task_handle" :
+				    "ompd_get_scheduling_task_handle", label);
+		ompd_rc_t rc = skip ? CQ_OMPD_RC_SKIPPED : next(cur, &n);
 		if (cur != first) {
-			calling(q, "ompd_rel_task_handle(%s)", label);
-			q->api.ompd_rel_task_handle(cur);
+			CALL(q, q->api.ompd_rel_task_handle(cur), "ompd_rel_task_handle(%s)", label);
 		}
 		if (rc != ompd_rc_ok) {
 			*rc_out = rc == ompd_rc_unavailable ? json_null() : rc_json(rc);
@@ -184,8 +190,7 @@ static json_t *thread_id_json(struct q *q, ompd_thread_handle_t *th, const char 
 {
 	uint8_t raw[8] = {0};
 	unsigned size = cq_target_ptr_size(q->core->target);
-	calling(q, "ompd_get_thread_id(%s)", what);
-	ompd_rc_t rc = q->api.ompd_get_thread_id(th, CQ_OMPD_THREAD_ID_PTHREAD, size, raw);
+	ompd_rc_t rc = CALL(q, q->api.ompd_get_thread_id(th, CQ_OMPD_THREAD_ID_PTHREAD, size, raw), "ompd_get_thread_id(%s)", what);
 	if (rc != ompd_rc_ok)
 		return json_pack("{s:n, s:n, s:o}", "pthread", "tid", "rc", rc_json(rc));
 	uint64_t v = 0, swapped;
@@ -247,24 +252,20 @@ static json_t *parallel_json(struct q *q, ompd_parallel_handle_t *par, const cha
 	json_object_set_new(o, "active_level", active >= 0 ? json_integer(active) : json_null());
 	/* The region's function: the entry of its implicit task 0. */
 	ompd_task_handle_t *t0;
-	calling(q, "ompd_get_task_in_parallel(%s, 0)", what);
-	ompd_rc_t rc = q->api.ompd_get_task_in_parallel(par, 0, &t0);
+	ompd_rc_t rc = CALL(q, q->api.ompd_get_task_in_parallel(par, 0, &t0), "ompd_get_task_in_parallel(%s, 0)", what);
 	json_t *fn = json_null();
 	if (rc == ompd_rc_ok) {
 		ompd_address_t entry;
-		calling(q, "ompd_get_task_function(%s implicit task 0)", what);
-		if (q->api.ompd_get_task_function(t0, &entry) == ompd_rc_ok)
+		if (CALL(q, q->api.ompd_get_task_function(t0, &entry), "ompd_get_task_function(%s implicit task 0)", what) == ompd_rc_ok)
 			fn = code_json(q, entry.address);
-		calling(q, "ompd_rel_task_handle(%s implicit task 0)", what);
-		q->api.ompd_rel_task_handle(t0);
+		CALL(q, q->api.ompd_rel_task_handle(t0), "ompd_rel_task_handle(%s implicit task 0)", what);
 	}
 	json_object_set_new(o, "function", fn);
 	/* Threads of the team, by their kernel thread id. */
 	json_t *team = json_array();
 	for (json_int_t i = 0; i < size && i < MAX_TEAM; i++) {
 		ompd_thread_handle_t *th;
-		calling(q, "ompd_get_thread_in_parallel(%s, %lld)", what, (long long)i);
-		rc = q->api.ompd_get_thread_in_parallel(par, (int)i, &th);
+		rc = CALL(q, q->api.ompd_get_thread_in_parallel(par, (int)i, &th), "ompd_get_thread_in_parallel(%s, %lld)", what, (long long)i);
 		if (rc != ompd_rc_ok) {
 			json_array_append_new(team, json_pack("{s:I, s:n, s:o}", "thread_num", i, "tid",
 							      "rc", rc_json(rc)));
@@ -275,8 +276,7 @@ static json_t *parallel_json(struct q *q, ompd_parallel_handle_t *par, const cha
 		json_t *m = thread_id_json(q, th, label);
 		json_object_set_new(m, "thread_num", json_integer(i));
 		json_array_append_new(team, m);
-		calling(q, "ompd_rel_thread_handle(%s thread %lld)", what, (long long)i);
-		q->api.ompd_rel_thread_handle(th);
+		CALL(q, q->api.ompd_rel_thread_handle(th), "ompd_rel_thread_handle(%s thread %lld)", what, (long long)i);
 	}
 	json_object_set_new(o, "team", team);
 	json_object_set_new(o, "icvs", icvs);
@@ -299,8 +299,7 @@ static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 	json_object_set_new(o, "tid", json_integer(th->tid));
 	ompd_thread_handle_t *h;
 	uint64_t tid = (uint32_t)th->tid;
-	calling(q, "ompd_get_thread_handle(thread %d)", th->tid);
-	ompd_rc_t rc = q->api.ompd_get_thread_handle(q->ah, CQ_OMPD_THREAD_ID_LWP, sizeof(tid), &tid, &h);
+	ompd_rc_t rc = CALL(q, q->api.ompd_get_thread_handle(q->ah, CQ_OMPD_THREAD_ID_LWP, sizeof(tid), &tid, &h), "ompd_get_thread_handle(thread %d)", th->tid);
 	if (rc != ompd_rc_ok) {
 		json_object_set_new(o, "openmp", json_false());
 		json_object_set_new(o, "rc", rc_json(rc));
@@ -313,8 +312,7 @@ static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 	json_object_set_new(o, "thread_id", thread_id_json(q, h, what));
 	ompd_word_t state;
 	ompd_wait_id_t wait_id;
-	calling(q, "ompd_get_state(%s)", what);
-	rc = q->api.ompd_get_state(h, &state, &wait_id);
+	rc = CALL(q, q->api.ompd_get_state(h, &state, &wait_id), "ompd_get_state(%s)", what);
 	if (rc == ompd_rc_ok)
 		json_object_set_new(o, "state", json_pack("{s:I, s:o, s:o}", "value", (json_int_t)state,
 							 "name", state_name(states, state),
@@ -324,8 +322,7 @@ static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 	json_object_set_new(o, "icvs", icvs_json(q, h, ompd_scope_thread, what));
 
 	ompd_task_handle_t *task;
-	calling(q, "ompd_get_curr_task_handle(%s)", what);
-	rc = q->api.ompd_get_curr_task_handle(h, &task);
+	rc = CALL(q, q->api.ompd_get_curr_task_handle(h, &task), "ompd_get_curr_task_handle(%s)", what);
 	if (rc == ompd_rc_ok) {
 		json_t *t = task_json(q, task, what);
 		json_t *rc_gen, *rc_sched;
@@ -336,8 +333,7 @@ static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 				    task_chain(q, task, q->api.ompd_get_scheduling_task_handle, "scheduling", &rc_sched));
 		json_object_set_new(t, "scheduling_chain_rc", rc_sched);
 		json_object_set_new(o, "current_task", t);
-		calling(q, "ompd_rel_task_handle(%s current task)", what);
-		q->api.ompd_rel_task_handle(task);
+		CALL(q, q->api.ompd_rel_task_handle(task), "ompd_rel_task_handle(%s current task)", what);
 	} else {
 		json_object_set_new(o, "current_task", json_null());
 		json_object_set_new(o, "current_task_rc", rc_json(rc));
@@ -345,23 +341,19 @@ static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 
 	json_t *chain = json_array();
 	ompd_parallel_handle_t *par, *outer;
-	calling(q, "ompd_get_curr_parallel_handle(%s)", what);
-	rc = q->api.ompd_get_curr_parallel_handle(h, &par);
+	rc = CALL(q, q->api.ompd_get_curr_parallel_handle(h, &par), "ompd_get_curr_parallel_handle(%s)", what);
 	for (int depth = 0; rc == ompd_rc_ok && depth < MAX_CHAIN; depth++) {
 		char label[96];
 		snprintf(label, sizeof(label), "%s parallel[%d]", what, depth);
 		json_array_append_new(chain, parallel_json(q, par, label));
-		calling(q, "ompd_get_enclosing_parallel_handle(%s)", label);
-		rc = q->api.ompd_get_enclosing_parallel_handle(par, &outer);
-		calling(q, "ompd_rel_parallel_handle(%s)", label);
-		q->api.ompd_rel_parallel_handle(par);
+		rc = CALL(q, q->api.ompd_get_enclosing_parallel_handle(par, &outer), "ompd_get_enclosing_parallel_handle(%s)", label);
+		CALL(q, q->api.ompd_rel_parallel_handle(par), "ompd_rel_parallel_handle(%s)", label);
 		par = outer;
 	}
 	json_object_set_new(o, "parallel_chain", chain);
 	json_object_set_new(o, "parallel_chain_rc", rc == ompd_rc_unavailable || rc == ompd_rc_ok ?
 			    json_null() : rc_json(rc));
-	calling(q, "ompd_rel_thread_handle(%s)", what);
-	q->api.ompd_rel_thread_handle(h);
+	CALL(q, q->api.ompd_rel_thread_handle(h), "ompd_rel_thread_handle(%s)", what);
 	emit(q, o);
 }
 
@@ -371,8 +363,7 @@ static json_t *states_json(struct q *q)
 	ompd_word_t cur = 0x102 /* ompt_state_undefined */, next, more = 1;
 	const char *name;
 	for (int i = 0; more && i < 512; i++) {
-		calling(q, "ompd_enumerate_states");
-		if (q->api.ompd_enumerate_states(q->ah, cur, &next, &name, &more) != ompd_rc_ok)
+		if (CALL(q, q->api.ompd_enumerate_states(q->ah, cur, &next, &name, &more), "ompd_enumerate_states(%lld)", (long long)cur) != ompd_rc_ok)
 			break;
 		char key[32];
 		snprintf(key, sizeof(key), "%lld", (long long)next);
@@ -389,8 +380,7 @@ static void enumerate_icvs(struct q *q)
 	ompd_scope_t scope;
 	int more = 1;
 	while (more && q->nicvs < MAX_ICVS) {
-		calling(q, "ompd_enumerate_icvs");
-		if (q->api.ompd_enumerate_icvs(q->ah, cur, &next, &name, &scope, &more) != ompd_rc_ok)
+		if (CALL(q, q->api.ompd_enumerate_icvs(q->ah, cur, &next, &name, &scope, &more), "ompd_enumerate_icvs(%llu)", (unsigned long long)cur) != ompd_rc_ok)
 			break;
 		q->icvs[q->nicvs++] = (struct icv){next, name ? name : "?", scope};
 		cur = next;
@@ -400,7 +390,7 @@ static void enumerate_icvs(struct q *q)
 int cq__ompd_child(void *arg, FILE *out)
 {
 	const struct cq__ompd_job *job = arg;
-	struct q q = {.core = job->core, .out = out};
+	struct q q = {.core = job->core, .out = out, .skip = job->skip, .nskip = job->nskip};
 	struct cq_ompd_stats stats = {.log = stderr};
 	calling(&q, "dlopen(%s)", job->plugin);
 	void *dl = dlopen(job->plugin, RTLD_NOW | RTLD_LOCAL);
@@ -425,14 +415,11 @@ int cq__ompd_child(void *arg, FILE *out)
 	json_object_set_new(plugin, "record", json_string("plugin"));
 	ompd_word_t api;
 	const char *vs = NULL;
-	calling(&q, "ompd_get_api_version");
-	json_object_set_new(plugin, "api_version", q.api.ompd_get_api_version(&api) == ompd_rc_ok ?
+	json_object_set_new(plugin, "api_version", CALL(&q, q.api.ompd_get_api_version(&api), "ompd_get_api_version") == ompd_rc_ok ?
 			    json_integer(api) : json_null());
-	calling(&q, "ompd_get_version_string");
 	json_object_set_new(plugin, "version_string",
-			    q.api.ompd_get_version_string(&vs) == ompd_rc_ok && vs ? json_string(vs) : json_null());
-	calling(&q, "ompd_initialize(%d)", CQ_OMPD_API_VERSION);
-	ompd_rc_t rc = q.api.ompd_initialize(CQ_OMPD_API_VERSION, cb);
+			    CALL(&q, q.api.ompd_get_version_string(&vs), "ompd_get_version_string") == ompd_rc_ok && vs ? json_string(vs) : json_null());
+	ompd_rc_t rc = CALL(&q, q.api.ompd_initialize(CQ_OMPD_API_VERSION, cb), "ompd_initialize(%d)", CQ_OMPD_API_VERSION);
 	json_object_set_new(plugin, "initialize_rc", rc_json(rc));
 	emit(&q, plugin);
 	if (rc != ompd_rc_ok)
@@ -440,8 +427,7 @@ int cq__ompd_child(void *arg, FILE *out)
 
 	static struct _ompd_aspace_cont actx;
 	actx.core = q.core;
-	calling(&q, "ompd_process_initialize");
-	rc = q.api.ompd_process_initialize(&actx, &q.ah);
+	rc = CALL(&q, q.api.ompd_process_initialize(&actx, &q.ah), "ompd_process_initialize");
 	json_t *proc = json_object();
 	json_object_set_new(proc, "record", json_string("process"));
 	json_object_set_new(proc, "initialize_rc", rc_json(rc));
@@ -455,19 +441,16 @@ int cq__ompd_child(void *arg, FILE *out)
 	}
 	ompd_word_t ver;
 	const char *vstr = NULL;
-	calling(&q, "ompd_get_omp_version");
-	json_object_set_new(proc, "omp_version", q.api.ompd_get_omp_version(q.ah, &ver) == ompd_rc_ok ?
+	json_object_set_new(proc, "omp_version", CALL(&q, q.api.ompd_get_omp_version(q.ah, &ver), "ompd_get_omp_version") == ompd_rc_ok ?
 			    json_integer(ver) : json_null());
-	calling(&q, "ompd_get_omp_version_string");
-	rc = q.api.ompd_get_omp_version_string(q.ah, &vstr);
+	rc = CALL(&q, q.api.ompd_get_omp_version_string(q.ah, &vstr), "ompd_get_omp_version_string");
 	json_object_set_new(proc, "omp_version_string", rc == ompd_rc_ok && vstr ? json_string(vstr) : json_null());
 	json_t *states = states_json(&q);
 	json_object_set_new(proc, "states", json_incref(states));
 	enumerate_icvs(&q);
 	json_object_set_new(proc, "icvs", icvs_json(&q, q.ah, ompd_scope_address_space, "address space"));
 	const char *const *dcv = NULL;
-	calling(&q, "ompd_get_display_control_vars");
-	rc = q.api.ompd_get_display_control_vars(q.ah, &dcv);
+	rc = CALL(&q, q.api.ompd_get_display_control_vars(q.ah, &dcv), "ompd_get_display_control_vars");
 	json_t *d = json_array();
 	for (size_t i = 0; rc == ompd_rc_ok && dcv && dcv[i] && i < 1024; i++)
 		json_array_append_new(d, json_string(dcv[i]));
@@ -476,8 +459,7 @@ int cq__ompd_child(void *arg, FILE *out)
 		json_decref(d);
 		json_object_set_new(proc, "display_control_vars_rc", rc_json(rc));
 	} else if (dcv) {
-		calling(&q, "ompd_rel_display_control_vars");
-		q.api.ompd_rel_display_control_vars(&dcv);
+		CALL(&q, q.api.ompd_rel_display_control_vars(&dcv), "ompd_rel_display_control_vars");
 	}
 	emit(&q, proc);
 
@@ -499,10 +481,8 @@ int cq__ompd_child(void *arg, FILE *out)
 			   "lookups", (json_int_t)stats.lookups, "lookup_misses", (json_int_t)stats.lookup_misses,
 			   "allocs", (json_int_t)stats.allocs, "refused_allocs", (json_int_t)stats.refused_allocs,
 			   "writes_refused", (json_int_t)stats.writes_refused, "missing_symbols", m));
-	calling(&q, "ompd_rel_address_space_handle");
-	q.api.ompd_rel_address_space_handle(q.ah);
-	calling(&q, "ompd_finalize");
-	q.api.ompd_finalize();
+	CALL(&q, q.api.ompd_rel_address_space_handle(q.ah), "ompd_rel_address_space_handle");
+	CALL(&q, q.api.ompd_finalize(), "ompd_finalize");
 	cq_isolate_calling(NULL);
 	emit(&q, json_pack("{s:s}", "record", "done"));
 	return 0;

@@ -10,6 +10,8 @@
 struct cq__ompd_job {
 	struct cq_core *core;
 	const char *plugin;
+	char **skip;  /**< calls (as announced) an earlier run crashed or hung in */
+	size_t nskip;
 };
 
 /** cq_isolate_fn: load the plugin and write the report records to @p out. */

@@ -28,6 +28,7 @@ PACKAGES=(
   libdw-dev libdw1 libelf-dev libelf1
   libjansson-dev libjansson4
   zlib1g zlib1g-dev libzstd1 libzstd-dev liblzma5 liblzma-dev libbz2-1.0
+  libomp-14-dev libomp5-14 libstdc++6 libgcc-s1 libatomic1
 )
 
 die() { echo "sysroot.sh: $*" >&2; exit 1; }
