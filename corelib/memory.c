@@ -147,7 +147,8 @@ struct cq_error *cq_core_read_ptr(struct cq_core *core, uint64_t addr, uint64_t 
 struct cq_error *cq_core_read_string(struct cq_core *core, uint64_t addr, size_t max,
 				     char **ret)
 {
-	char *s = malloc(max + 1);
+	/* The loop writes at most max bytes; max + 1 would wrap to 0 for max == SIZE_MAX. */
+	char *s = malloc(max ? max : 1);
 	if (!s)
 		return &cq_error_nomem;
 	size_t have = 0;

@@ -15,6 +15,9 @@ static ompd_thread_context_t *contexts; /* one per thread of the core */
 
 /* Larger requests are refused: plugins do ask for sizes read from (bad) target memory. */
 #define MAX_ALLOC (UINT64_C(256) << 20)
+/* read_string: a larger nbytes (up to (ompd_size_t)-1, "no bound") is clamped, so that
+ * it never sizes our own allocation. */
+#define MAX_STRING (UINT64_C(1) << 20)
 
 const char *cq_ompd_rc_name(ompd_rc_t rc)
 {
@@ -139,17 +142,18 @@ static ompd_rc_t cb_read(ompd_address_space_context_t *ctx, ompd_thread_context_
 static ompd_rc_t cb_read_string(ompd_address_space_context_t *ctx, ompd_thread_context_t *tctx,
 				const ompd_address_t *addr, ompd_size_t nbytes, void *buffer)
 {
-	if (!ctx || !addr || !buffer || nbytes == 0 || nbytes > SIZE_MAX)
+	if (!ctx || !addr || !buffer || nbytes == 0)
 		return ompd_rc_bad_input;
+	size_t max = nbytes > MAX_STRING ? (size_t)MAX_STRING : (size_t)nbytes;
 	stats->reads++;
 	char *s;
-	struct cq_error *err = cq_core_read_string(ctx->core, addr->address, (size_t)nbytes, &s);
+	struct cq_error *err = cq_core_read_string(ctx->core, addr->address, max, &s);
 	if (err) {
 		bool unterminated = err->code == CQ_ERR_MALFORMED;
 		cq_error_destroy(err);
 		if (unterminated) {
 			/* The first nbytes are there but hold no NUL: say so, do not overrun. */
-			err = cq_core_read(ctx->core, addr->address, buffer, (size_t)nbytes);
+			err = cq_core_read(ctx->core, addr->address, buffer, max);
 			if (!err)
 				return ompd_rc_incomplete;
 			cq_error_destroy(err);
