@@ -26,7 +26,10 @@ HEADERS = $(wildcard targets/*.h corelib/*.h ompd/*.h tools/coreq/*.h)
 DEMO_CASE = fixtures/core/x86_64-kernel
 DEMO_BE = fixtures/core/s390x-qemu
 
-all: $(BUILD)/coreq $(BUILD)/mkcore $(UNIT_BIN)
+PLUGIN_SRC = $(wildcard tests/plugins/*.c)
+PLUGIN_SO = $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/%.so,$(PLUGIN_SRC))
+
+all: $(BUILD)/coreq $(BUILD)/mkcore $(UNIT_BIN) $(PLUGIN_SO)
 
 $(TOOL_OBJ): $(BUILD)/include/omp-tools.h
 
@@ -57,6 +60,11 @@ $(BUILD)/mkcore: tests/tools/mkcore.c $(BUILD)/libcoreq.a
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcoreq.a tests/unit/check.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libcoreq.a $(LIBS)
+
+# Test plugins of ours (OMPD conformance, faulty plugins): shared objects, no libraries.
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c $(BUILD)/include/omp-tools.h $(wildcard tests/plugins/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -o $@ $<
 
 # 32-bit (i386) host build against an extracted Debian i386 sysroot.
 HOST32_SYSROOT ?= $(CURDIR)/build/sysroot-i386-host
