@@ -18,7 +18,7 @@
 #include "internal.h"
 
 #define SYM_ENTRY_SIZE 24
-#define IMAGE_HEAD_SIZE 32
+#define IMAGE_HEAD_SIZE 48
 #define IMAGE_FLAG_EXE 1u
 
 /* ---- reading -------------------------------------------------------------------------- */
@@ -37,6 +37,7 @@ static struct cq_error *read_image_note(struct cq_core *core, const uint8_t *des
 	uint64_t nsyms = cq_load_uint(t, desc + 8, 4), strsz = cq_load_uint(t, desc + 12, 4);
 	uint64_t bias = cq_load_uint(t, desc + 16, 8);
 	uint32_t flags = (uint32_t)cq_load_uint(t, desc + 24, 4);
+	uint64_t start = cq_load_uint(t, desc + 32, 8), end = cq_load_uint(t, desc + 40, 8);
 	uint64_t syms_at = (IMAGE_HEAD_SIZE + name_len + bid_len + 7) & ~UINT64_C(7);
 	/* every size is 32-bit, so these sums cannot overflow 64 bits */
 	if (name_len == 0 || bid_len > 64 || syms_at + nsyms * SYM_ENTRY_SIZE + strsz > size ||
@@ -74,6 +75,10 @@ static struct cq_error *read_image_note(struct cq_core *core, const uint8_t *des
 					     cq_load_uint(t, e + 8, 8), e[20], e[21], e[22] != 0};
 	}
 	b->bias = bias;
+	if (end > start) {
+		b->start = start;
+		b->end = end;
+	}
 	b->is_exe = flags & IMAGE_FLAG_EXE;
 	b->build_id_len = (size_t)bid_len;
 	memcpy(b->build_id, desc + IMAGE_HEAD_SIZE + name_len, (size_t)bid_len);
@@ -218,6 +223,8 @@ static void put_image(struct buf *b, const struct cq_target *t, const struct cq_
 	buf_uint(&desc, t, 8, img->bias);
 	buf_uint(&desc, t, 4, img->is_exe ? IMAGE_FLAG_EXE : 0);
 	buf_uint(&desc, t, 4, 0);
+	buf_uint(&desc, t, 8, img->end > img->start ? img->start : 0);
+	buf_uint(&desc, t, 8, img->end > img->start ? img->end : 0);
 	buf_put(&desc, img->name, name_len);
 	buf_put(&desc, img->build_id, img->build_id_len);
 	buf_align(&desc, 8);

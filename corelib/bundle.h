@@ -18,7 +18,8 @@
  *  - CQ_NT_BUNDLE: u32 format version (CQ_BUNDLE_VERSION), u32 image count, then the
  *    NUL-terminated producer string.
  *  - CQ_NT_BUNDLE_IMAGE: u32 name_len (with NUL), u32 build_id_len, u32 nsyms,
- *    u32 strtab_size, u64 bias, u32 flags (bit 0: executable), u32 reserved, name,
+ *    u32 strtab_size, u64 bias, u32 flags (bit 0: executable), u32 reserved,
+ *    u64 start, u64 end (the mapped range; 0, 0 if unknown), name,
  *    build-id, zero padding to 8, nsyms x { u64 value, u64 size, u32 name offset, u8 type,
  *    u8 bind, u8 from_dynsym, u8 reserved }, strtab.
  * Readers refuse a version they do not know, naming it.

@@ -120,6 +120,7 @@ struct cq_core {
 struct cq_bundled_image {
 	char *name;
 	uint64_t bias;
+	uint64_t start, end;  /**< mapped range (0, 0 if unknown) */
 	bool is_exe;
 	uint8_t build_id[64];
 	size_t build_id_len;

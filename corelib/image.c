@@ -212,6 +212,15 @@ static void image_range(struct cq_core *core, struct cq_image *img)
 				img->end = img->bias + l->vaddr + l->memsz;
 		}
 	}
+	if (img->end == 0 && img->status == CQ_IMAGE_BUNDLED) {
+		/* Without NT_FILE or the file's headers the bundle knows the range. */
+		for (size_t i = 0; i < core->nbundled; i++)
+			if (cq_image_has_path(img, core->bundled[i].name) ||
+			    (img->is_exe && core->bundled[i].is_exe)) {
+				img->start = core->bundled[i].start;
+				img->end = core->bundled[i].end;
+			}
+	}
 	if (img->end == 0)
 		img->start = 0;
 }

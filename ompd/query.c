@@ -77,11 +77,28 @@ static json_t *addr_json(uint64_t v)
 	return json_string(b);
 }
 
+/* FACTS bug E: for 32-bit targets libompd sign-extends values of the target's width, so
+ * addresses at or above 0x80000000 come back as 0xffffffff8.......; coreq restores them
+ * and says so. NULL when @p a needs no correction. */
+static const char *fix_address(struct q *q, uint64_t *a)
+{
+	if (cq_target_ptr_size(q->core->target) != 4 || *a <= UINT32_MAX)
+		return NULL;
+	if ((*a >> 32) == UINT32_MAX && (*a & 0x80000000u)) {
+		*a &= UINT32_MAX;
+		return "known plugin bug E: the plugin sign-extended this 32-bit address; coreq corrected it";
+	}
+	return "beyond the 32-bit target's address space";
+}
+
 /* An address with its symbol, e.g. a task function. */
 static json_t *code_json(struct q *q, uint64_t a)
 {
 	json_t *o = json_object();
+	const char *flag = fix_address(q, &a);
 	json_object_set_new(o, "address", addr_json(a));
+	if (flag)
+		json_object_set_new(o, "flag", json_string(flag));
 	struct cq_symref ref;
 	struct cq_error *err = cq_core_symbolize(q->core, a, &ref);
 	char *s = NULL;
@@ -123,10 +140,14 @@ static json_t *icvs_json(struct q *q, void *handle, ompd_scope_t scope, const ch
 	return a;
 }
 
+/* Marks fields the plugin did not fill in (LLVM's libompd leaves frame_flag alone). */
+#define UNSET_WORD INT64_MIN
+
 static json_t *frame_json(struct q *q, const ompd_frame_info_t *f)
 {
 	json_t *o = code_json(q, f->frame_address.address);
-	json_object_set_new(o, "flag", json_integer(f->frame_flag));
+	json_object_set_new(o, "flag", f->frame_flag == UNSET_WORD ? json_null() :
+				       json_integer(f->frame_flag));
 	return o;
 }
 
@@ -139,7 +160,7 @@ static json_t *task_json(struct q *q, ompd_task_handle_t *task, const char *what
 	json_object_set_new(o, "function", rc == ompd_rc_ok ? code_json(q, entry.address) : json_null());
 	if (rc != ompd_rc_ok)
 		json_object_set_new(o, "function_rc", rc_json(rc));
-	ompd_frame_info_t exit_f, enter_f;
+	ompd_frame_info_t exit_f = {{0, 0}, UNSET_WORD}, enter_f = {{0, 0}, UNSET_WORD};
 	rc = CALL(q, q->api.ompd_get_task_frame(task, &exit_f, &enter_f), "ompd_get_task_frame(%s)", what);
 	if (rc == ompd_rc_ok) {
 		json_object_set_new(o, "exit_frame", frame_json(q, &exit_f));
@@ -313,10 +334,15 @@ static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 	ompd_word_t state;
 	ompd_wait_id_t wait_id;
 	rc = CALL(q, q->api.ompd_get_state(h, &state, &wait_id), "ompd_get_state(%s)", what);
-	if (rc == ompd_rc_ok)
+	if (rc == ompd_rc_ok) {
+		uint64_t w = wait_id;
+		const char *flag = fix_address(q, &w);
 		json_object_set_new(o, "state", json_pack("{s:I, s:o, s:o}", "value", (json_int_t)state,
 							 "name", state_name(states, state),
-							 "wait_id", addr_json(wait_id)));
+							 "wait_id", addr_json(w)));
+		if (flag)
+			json_object_set_new(json_object_get(o, "state"), "wait_id_flag", json_string(flag));
+	}
 	else
 		json_object_set_new(o, "state", json_pack("{s:n, s:o}", "value", "rc", rc_json(rc)));
 	json_object_set_new(o, "icvs", icvs_json(q, h, ompd_scope_thread, what));
