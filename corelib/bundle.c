@@ -355,6 +355,26 @@ static size_t wanted_ranges(struct cq_core *core, uint64_t from, uint64_t end, b
 		cq_error_destroy(err);
 		for (size_t i = 0; i < core->nimages; i++) {
 			struct cq_image *img = &core->images[i];
+			if (!img->elf || !img->bias_known)
+				continue;
+			struct cq_range ro[16];
+			size_t nro = cq_elf_rodata_sections(img->elf, ro, 16);
+			for (size_t k = 0; k < nro; k++) {
+				uint64_t a = img->bias + ro[k].start, b = img->bias + ro[k].end;
+				if (b <= from || a >= end)
+					continue;
+				if (n == cap) {
+					struct range *p = realloc(r, 2 * cap * sizeof(*r));
+					if (!p)
+						break;
+					r = p;
+					cap *= 2;
+				}
+				r[n++] = (struct range){a < from ? from : a, b > end ? end : b};
+			}
+		}
+		for (size_t i = 0; i < core->nimages; i++) {
+			struct cq_image *img = &core->images[i];
 			struct cq_elf *e = cq_image_symbol_file(img);
 			if (!e || !img->bias_known || cq_elf_load_symbols(e))
 				continue;

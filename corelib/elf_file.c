@@ -377,6 +377,23 @@ static const struct cq_symbol *lookup_symbol_at(struct cq_elf *e, uint64_t vaddr
 	return s;
 }
 
+size_t cq_elf_rodata_sections(struct cq_elf *e, struct cq_range *ret, size_t max)
+{
+	size_t n = 0, shstrndx;
+	if (!e->elf || elf_getshdrstrndx(e->elf, &shstrndx) != 0)
+		return 0;
+	for (Elf_Scn *scn = NULL; n < max && (scn = elf_nextscn(e->elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_ALLOC) ||
+		    (sh.sh_flags & (SHF_WRITE | SHF_EXECINSTR)) || !sh.sh_size)
+			continue;
+		const char *name = elf_strptr(e->elf, shstrndx, sh.sh_name);
+		if (name && (strncmp(name, ".rodata", 7) == 0 || strcmp(name, ".interp") == 0))
+			ret[n++] = (struct cq_range){sh.sh_addr, sh.sh_addr + sh.sh_size};
+	}
+	return n;
+}
+
 struct cq_error *cq_elf_read_vaddr(struct cq_elf *e, uint64_t vaddr, void *buf, size_t len)
 {
 	for (size_t i = 0; i < e->nloads; i++) {

@@ -91,6 +91,18 @@ const struct cq_symbol *cq_elf_find_symbol(struct cq_elf *e, const char *name);
 /** Nearest symbol at or below link-time address @p vaddr (inside its size when it has one). */
 const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr);
 
+/** A link-time address range. */
+struct cq_range {
+	uint64_t start, end;
+};
+
+/**
+ * The read-only data sections of the file (.rodata*, .interp): data, never code, even
+ * where the linker put them into an executable segment (s390x, ppc). Returns how many were
+ * stored into @p ret (at most @p max).
+ */
+size_t cq_elf_rodata_sections(struct cq_elf *e, struct cq_range *ret, size_t max);
+
 /**
  * Read @p len bytes of the file's contents that back link-time address @p vaddr (PT_LOAD
  * file part only). CQ_ERR_FAULT if the range is not file-backed.

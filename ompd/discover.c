@@ -219,7 +219,10 @@ struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd
 					      listed ? listed : "no plugin");
 		free(listed);
 	}
-	free(refused);
+	if (ret->path)
+		ret->refused = refused;
+	else
+		free(refused);
 	free(mismatch);
 	for (size_t i = 0; i < nnames; i++)
 		free(names[i]);

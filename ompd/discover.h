@@ -13,6 +13,7 @@ struct cq_ompd_choice {
 	char *path;         /**< plugin to load */
 	const char *source; /**< "--ompd-plugin" or "ompd_dll_locations" */
 	char *runtime;      /**< image that holds ompd_dll_locations (NULL if none found) */
+	char *refused;      /**< an untrusted candidate passed over (said, not silent), or NULL */
 };
 
 struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd_options *o,

@@ -59,6 +59,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	struct cq_ompd_choice choice;
 	if ((err = cq__ompd_find_plugin(core, opts, &choice))) {
 		free(choice.runtime);
+		free(choice.refused);
 		return err;
 	}
 	json_t *doc = json_object(), *problems = json_array(), *threads = json_array();
@@ -68,6 +69,10 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	json_t *plugin = json_pack("{s:s, s:s, s:s}", "path", choice.path, "source", choice.source,
 				   "abi", "OpenMP 5.1 (201811)");
 	json_object_set_new(doc, "plugin", plugin);
+	if (choice.refused)
+		problem(problems, "plugin trust",
+			"not loaded: %s lies outside the trusted directories (allow it with --ompd-allow-untrusted or --ompd-trusted-dir); %s was used instead",
+			choice.refused, choice.path);
 	struct cq_image *rt = choice.runtime ? cq_core_image_named(core, choice.runtime) : NULL;
 	json_t *runtime = json_object();
 	json_object_set_new(runtime, "image", choice.runtime ? json_string(choice.runtime) : json_null());
@@ -97,6 +102,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 				free(skip[i]);
 			free(choice.path);
 			free(choice.runtime);
+			free(choice.refused);
 			return err;
 		}
 		bool died = r.end == CQ_ISOLATE_SIGNAL || r.end == CQ_ISOLATE_TIMEOUT;
@@ -182,6 +188,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	cq_isolate_result_deinit(&r);
 	free(choice.path);
 	free(choice.runtime);
+	free(choice.refused);
 	*ret = doc;
 	return NULL;
 }
