@@ -85,6 +85,7 @@ static void child(cq_isolate_fn fn, void *arg, int rec_fd, int out_fd)
 	if (!out)
 		_exit(125);
 	int rc = fn(arg, out);
+	cq_isolate_calling(NULL); /* returned normally: no foreign call in progress */
 	fflush(NULL); /* _exit does not flush: keep what the plugin printed */
 	_exit(rc);
 }

@@ -31,7 +31,9 @@ enum cq_isolate_end {
 struct cq_isolate_result {
 	enum cq_isolate_end end;
 	int status;          /**< exit status or signal number */
-	char call[256];      /**< the foreign call in progress when it ended ("" if none) */
+	/** The foreign call in progress when it ended ("" if none: the function returned).
+	 * An exit with a call in progress means the foreign code called exit(). */
+	char call[256];
 	char **records;      /**< complete lines the child wrote, in order */
 	size_t nrecords;
 	char *output;        /**< what the child printed on stdout/stderr (bounded), or NULL */

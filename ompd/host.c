@@ -105,7 +105,9 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 			free(choice.refused);
 			return err;
 		}
-		bool died = r.end == CQ_ISOLATE_SIGNAL || r.end == CQ_ISOLATE_TIMEOUT;
+		/* an exit with a plugin call in progress is the plugin calling exit() */
+		bool died = r.end == CQ_ISOLATE_SIGNAL || r.end == CQ_ISOLATE_TIMEOUT ||
+			    (r.end == CQ_ISOLATE_EXIT && r.call[0]);
 		if (!died || !r.call[0] || run + 1 >= CQ_OMPD_MAX_RETRIES ||
 		    (r.end == CQ_ISOLATE_TIMEOUT && run >= 1))
 			break;
@@ -167,7 +169,8 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	json_t *miss = json_object_get(json_object_get(doc, "callbacks"), "missing_symbols");
 	if (!miss)
 		miss = json_object_get(proc, "missing_symbols");
-	if (proc && strcmp(json_string_value(json_object_get(proc, "initialize_rc")), "ompd_rc_ok") != 0) {
+	if (proc && strcmp(json_string_value(json_object_get(proc, "initialize_rc")), "ompd_rc_ok") != 0 &&
+	    json_array_size(miss)) {
 		char *bid = rt ? cq_hex_string(rt->build_id, rt->build_id_len) : NULL;
 		problem(problems, "runtime",
 			"the plugin cannot use the runtime %s (build-id %s): %s; missing symbols: %s. The runtime is probably stripped: supply its symbols (--debug-dir with .build-id/xx/rest.debug, or analyze a bundle made where the unstripped runtime was available)",
@@ -176,6 +179,9 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 			json_array_size(miss) ? json_string_value(json_array_get(miss, 0)) : "none reported");
 		free(bid);
 	}
+	else if (proc && strcmp(json_string_value(json_object_get(proc, "initialize_rc")), "ompd_rc_ok") != 0)
+		problem(problems, "runtime", "ompd_process_initialize: %s: the plugin cannot handle this process",
+			json_string_value(json_object_get(proc, "initialize_rc")));
 	if (any_rc(threads, "ompd_rc_needs_state_tracking"))
 		problem(problems, "state tracking",
 			"states, task frames and task functions are unavailable: the program did not run with OMP_DEBUG=enabled (ompd_rc_needs_state_tracking)");

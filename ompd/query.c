@@ -422,7 +422,8 @@ int cq__ompd_child(void *arg, FILE *out)
 	void *dl = dlopen(job->plugin, RTLD_NOW | RTLD_LOCAL);
 	if (!dl) {
 		emit(&q, json_pack("{s:s, s:s}", "record", "error", "message", dlerror()));
-		return 3;
+		emit(&q, json_pack("{s:s}", "record", "done"));
+		return 0;
 	}
 	json_t *missing = json_array();
 #define CQ_OMPD_LOAD(name)                                                                   \
@@ -433,7 +434,8 @@ int cq__ompd_child(void *arg, FILE *out)
 	if (json_array_size(missing)) {
 		emit(&q, json_pack("{s:s, s:s, s:o}", "record", "error", "message",
 				   "the plugin lacks OpenMP 5.1 OMPD entry points", "missing", missing));
-		return 4;
+		emit(&q, json_pack("{s:s}", "record", "done"));
+		return 0;
 	}
 	json_decref(missing);
 	const ompd_callbacks_t *cb = cq_ompd_callbacks(q.core, &stats);
@@ -448,8 +450,11 @@ int cq__ompd_child(void *arg, FILE *out)
 	ompd_rc_t rc = CALL(&q, q.api.ompd_initialize(CQ_OMPD_API_VERSION, cb), "ompd_initialize(%d)", CQ_OMPD_API_VERSION);
 	json_object_set_new(plugin, "initialize_rc", rc_json(rc));
 	emit(&q, plugin);
-	if (rc != ompd_rc_ok)
-		return 5;
+	if (rc != ompd_rc_ok) {
+		emit(&q, json_pack("{s:s, s:s}", "record", "error", "message", "ompd_initialize failed"));
+		emit(&q, json_pack("{s:s}", "record", "done"));
+		return 0;
+	}
 
 	static struct _ompd_aspace_cont actx;
 	actx.core = q.core;
@@ -463,7 +468,8 @@ int cq__ompd_child(void *arg, FILE *out)
 			json_array_append_new(m, json_string(stats.missing[i]));
 		json_object_set_new(proc, "missing_symbols", m);
 		emit(&q, proc);
-		return 6;
+		emit(&q, json_pack("{s:s}", "record", "done"));
+		return 0;
 	}
 	ompd_word_t ver;
 	const char *vstr = NULL;
