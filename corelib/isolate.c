@@ -71,6 +71,11 @@ static void sink_add(struct sink *s, const char *p, size_t n)
 
 static void child(cq_isolate_fn fn, void *arg, int rec_fd, int out_fd)
 {
+	/* A fatal signal of the foreign code must end the child as that signal, whatever
+	 * handlers the host installed (a sanitizer runtime, say). */
+	static const int fatal[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP};
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		signal(fatal[i], SIG_DFL);
 	/* Everything the foreign code prints goes to the capture pipe, never to our
 	 * stdout; stdin is closed so nothing can wait on it. */
 	dup2(out_fd, STDOUT_FILENO);

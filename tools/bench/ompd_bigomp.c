@@ -1,6 +1,7 @@
 /* ompd_bigomp.c - the OpenMP program of the OMPD benchmark (bench-ompd.sh).
  *
- * main (not an OpenMP thread) starts one pthread, the OpenMP root, which opens
+ * main calls omp_set_dynamic(0) (so it is libomp's initial thread, in serial
+ * state: `work_serial`) and starts one pthread, a second OpenMP root, which opens
  * `#pragma omp parallel num_threads(64)`. Every team thread checks in (atomic
  * counter, no OpenMP barrier or lock), then sleeps in a bounded loop inside the
  * region. When all 64 have checked in, team thread 0 calls abort(): the kernel
