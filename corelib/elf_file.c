@@ -179,19 +179,53 @@ struct cq_error *cq_elf_from_symbols(struct cq_symbol *syms, size_t nsyms, char 
 	return NULL;
 }
 
-static int sym_name_cmp(const void *a, const void *b)
+/* Whether @p x should answer a lookup of its name rather than @p y (same name):
+ * .symtab before .dynsym, then global before weak before local. */
+static bool better_named(const struct cq_symbol *x, const struct cq_symbol *y)
 {
-	const struct cq_symbol *x = *(const struct cq_symbol *const *)a;
-	const struct cq_symbol *y = *(const struct cq_symbol *const *)b;
-	int c = strcmp(x->name, y->name);
-	if (c)
-		return c;
-	/* Among equal names: .symtab before .dynsym, global before weak before local. */
 	if (x->dynamic != y->dynamic)
-		return x->dynamic ? 1 : -1;
+		return !x->dynamic;
 	int rx = x->bind == STB_GLOBAL ? 0 : x->bind == STB_WEAK ? 1 : 2;
 	int ry = y->bind == STB_GLOBAL ? 0 : y->bind == STB_WEAK ? 1 : 2;
-	return rx - ry;
+	return rx < ry;
+}
+
+/* FNV-1a: cheap, and good enough for symbol names. */
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* Open-addressing table of the best symbol per name, 2x oversized. A hash, not a sorted
+ * index: sorting libomp's ~10,000 names with strcmp cost more than the whole OMPD run. */
+static bool build_name_index(struct cq_elf *e)
+{
+	size_t cap = 16;
+	while (cap < 2 * e->nsyms)
+		cap *= 2;
+	e->by_name = calloc(cap, sizeof(*e->by_name));
+	if (!e->by_name)
+		return false;
+	e->by_name_mask = cap - 1;
+	for (size_t i = 0; i < e->nsyms; i++) {
+		struct cq_symbol *s = &e->syms[i];
+		for (size_t k = name_hash(s->name) & e->by_name_mask;; k = (k + 1) & e->by_name_mask) {
+			struct cq_symbol *o = e->by_name[k];
+			if (!o) {
+				e->by_name[k] = s;
+				break;
+			}
+			if (strcmp(o->name, s->name) == 0) {
+				if (better_named(s, o))
+					e->by_name[k] = s;
+				break;
+			}
+		}
+	}
+	return true;
 }
 
 /* By address only: ties are settled at lookup time (preferred_symbol), which keeps the
@@ -283,25 +317,11 @@ const struct cq_symbol *cq_elf_find_symbol(struct cq_elf *e, const char *name)
 		cq_error_destroy(err);
 		return NULL;
 	}
-	if (!e->by_name && e->nsyms) {
-		/* The name index is only needed by lookups (TLS, plugins): build it on demand. */
-		e->by_name = malloc(e->nsyms * sizeof(*e->by_name));
-		if (!e->by_name)
-			return NULL;
-		for (size_t i = 0; i < e->nsyms; i++)
-			e->by_name[i] = &e->syms[i];
-		qsort(e->by_name, e->nsyms, sizeof(*e->by_name), sym_name_cmp);
-	}
-	size_t lo = 0, hi = e->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(e->by_name[mid]->name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < e->nsyms && strcmp(e->by_name[lo]->name, name) == 0)
-		return e->by_name[lo];
+	if (!e->nsyms || (!e->by_name && !build_name_index(e)))
+		return NULL;
+	for (size_t k = name_hash(name) & e->by_name_mask; e->by_name[k]; k = (k + 1) & e->by_name_mask)
+		if (strcmp(e->by_name[k]->name, name) == 0)
+			return e->by_name[k];
 	return NULL;
 }
 

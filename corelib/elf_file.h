@@ -52,7 +52,8 @@ struct cq_elf {
 	bool has_symtab;         /**< .symtab present (not stripped) */
 	struct cq_symbol *syms;  /**< defined symbols, in file order */
 	size_t nsyms;
-	struct cq_symbol **by_name; /**< syms sorted by name, built on first name lookup */
+	struct cq_symbol **by_name; /**< hash table name -> best symbol, built on first lookup */
+	size_t by_name_mask;        /**< its size - 1 (a power of two) */
 	struct cq_symbol **by_addr; /**< defined non-TLS symbols (sorted once used often) */
 	size_t nby_addr;
 	bool by_addr_sorted;

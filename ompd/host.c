@@ -63,6 +63,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 		return err;
 	}
 	json_t *doc = json_object(), *problems = json_array(), *threads = json_array();
+	json_t *regions = json_array();
 	json_object_set_new(doc, "schema", json_string("coreq-ompd/1"));
 	json_object_set_new(doc, "core", json_string(core->file->path));
 	json_object_set_new(doc, "arch", json_string(core->target->name));
@@ -97,6 +98,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 			json_decref(doc);
 			json_decref(problems);
 			json_decref(threads);
+			json_decref(regions);
 			json_decref(deaths);
 			for (size_t i = 0; i < job.nskip; i++)
 				free(skip[i]);
@@ -142,6 +144,8 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 			json_object_set(doc, "process", rec);
 		} else if (!strcmp(kind, "thread")) {
 			json_array_append(threads, rec);
+		} else if (!strcmp(kind, "parallel")) {
+			json_array_append(regions, rec);
 		} else if (!strcmp(kind, "callbacks")) {
 			json_object_set(doc, "callbacks", rec);
 		} else if (!strcmp(kind, "error")) {
@@ -163,6 +167,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	if (r.output && *r.output)
 		json_object_set_new(plugin, "output", json_string(r.output));
 	json_object_set_new(doc, "threads", threads);
+	json_object_set_new(doc, "parallel_regions", regions);
 
 	/* Say why things are missing, once, in words. */
 	json_t *proc = json_object_get(doc, "process");

@@ -18,6 +18,7 @@
 #define MAX_CHAIN 32     /* task and parallel chains longer than this are cut (and said) */
 #define MAX_TEAM 4096
 #define MAX_ICVS 256
+#define MAX_REGIONS 1024 /* regions past this are described again for every thread */
 
 struct icv {
 	ompd_icv_id_t id;
@@ -36,6 +37,10 @@ struct q {
 	uint64_t *pthreads; /* struct pthread address of each core thread (0: unknown) */
 	char *const *skip;  /* calls to skip (an earlier run crashed in them) */
 	size_t nskip;
+	/* regions described so far (their handles are kept to compare with) */
+	ompd_parallel_handle_t *regions[MAX_REGIONS];
+	size_t nregions;
+	__typeof__(ompd_parallel_handle_compare) *compare_parallel; /* optional */
 };
 
 static void emit(struct q *q, json_t *rec)
@@ -304,6 +309,24 @@ static json_t *parallel_json(struct q *q, ompd_parallel_handle_t *par, const cha
 	return o;
 }
 
+/* Id of a region already described that @p par denotes, or -1. The plugin's compare is
+ * trusted only for equality and with the same team size: LLVM's truncates a 64-bit
+ * difference to int (FACTS bug I). */
+static int known_region(struct q *q, ompd_parallel_handle_t *par, const char *what)
+{
+	if (!q->compare_parallel)
+		return -1;
+	size_t n = q->nregions < MAX_REGIONS ? q->nregions : MAX_REGIONS;
+	for (size_t i = 0; i < n; i++) {
+		int cmp = 1;
+		ompd_rc_t rc = CALL(q, q->compare_parallel(par, q->regions[i], &cmp),
+				    "ompd_parallel_handle_compare(%s, region %zu)", what, i);
+		if (rc == ompd_rc_ok && cmp == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
 static json_t *state_name(json_t *states, ompd_word_t v)
 {
 	json_t *n = json_object_get(states, "names");
@@ -365,15 +388,29 @@ static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 		json_object_set_new(o, "current_task_rc", rc_json(rc));
 	}
 
+	/* The chain names regions by id; each region is described once, when first met. */
 	json_t *chain = json_array();
 	ompd_parallel_handle_t *par, *outer;
 	rc = CALL(q, q->api.ompd_get_curr_parallel_handle(h, &par), "ompd_get_curr_parallel_handle(%s)", what);
 	for (int depth = 0; rc == ompd_rc_ok && depth < MAX_CHAIN; depth++) {
 		char label[96];
 		snprintf(label, sizeof(label), "%s parallel[%d]", what, depth);
-		json_array_append_new(chain, parallel_json(q, par, label));
+		int id = known_region(q, par, label);
+		bool keep = id < 0 && q->nregions < MAX_REGIONS;
+		if (id < 0) {
+			id = (int)q->nregions;
+			json_t *reg = parallel_json(q, par, label);
+			json_object_set_new(reg, "record", json_string("parallel"));
+			json_object_set_new(reg, "id", json_integer(id));
+			emit(q, reg);
+			if (keep)
+				q->regions[q->nregions] = par;
+			q->nregions++;
+		}
+		json_array_append_new(chain, json_integer(id));
 		rc = CALL(q, q->api.ompd_get_enclosing_parallel_handle(par, &outer), "ompd_get_enclosing_parallel_handle(%s)", label);
-		CALL(q, q->api.ompd_rel_parallel_handle(par), "ompd_rel_parallel_handle(%s)", label);
+		if (!keep)
+			CALL(q, q->api.ompd_rel_parallel_handle(par), "ompd_rel_parallel_handle(%s)", label);
 		par = outer;
 	}
 	json_object_set_new(o, "parallel_chain", chain);
@@ -438,6 +475,7 @@ int cq__ompd_child(void *arg, FILE *out)
 		return 0;
 	}
 	json_decref(missing);
+	q.compare_parallel = (__typeof__(q.compare_parallel))dlsym(dl, "ompd_parallel_handle_compare");
 	const ompd_callbacks_t *cb = cq_ompd_callbacks(q.core, &stats);
 	json_t *plugin = json_object();
 	json_object_set_new(plugin, "record", json_string("plugin"));
@@ -503,6 +541,8 @@ int cq__ompd_child(void *arg, FILE *out)
 	for (size_t i = 0; q.pthreads && i < q.core->nthreads; i++)
 		query_thread(&q, &q.core->threads[i], states);
 	free(q.pthreads);
+	for (size_t i = 0; i < q.nregions && i < MAX_REGIONS; i++)
+		CALL(&q, q.api.ompd_rel_parallel_handle(q.regions[i]), "ompd_rel_parallel_handle(region %zu)", i);
 	json_decref(states);
 
 	json_t *m = json_array();

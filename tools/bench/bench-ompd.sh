@@ -178,7 +178,8 @@ hf() { # NAME RUNS WARMUP CMD...
     local name=$1 n=$2 w=$3; shift 3
     log "timing $name ($n runs)"
     hyperfine -N -i --style none --warmup "$w" --runs "$n" --export-json "$tmp/$name.hf.json" \
-        "$(printf '%q ' "$@")" >/dev/null 2>&1 || log "hyperfine failed for $name"
+        "$(printf '%q ' "$@")" >/dev/null 2>"$tmp/$name.hf.err" ||
+        log "hyperfine failed for $name: $(tail -n3 "$tmp/$name.hf.err")"
 }
 hf coreq-json "$runs" 3 "$coreq" ompd "${cq_json[@]}"
 hf coreq-text "$runs" 3 "$coreq" ompd "${cq_text[@]}"
