@@ -222,8 +222,9 @@ cq_rc = open(f'{tmp}/coreq.rc').read().strip()
 cb = cq.get('callbacks') or {}
 threads = cq.get('threads') or []
 with_state = sum(1 for t in threads if (t.get('state') or {}).get('name'))
-chains = [p for t in threads for p in (t.get('parallel_chain') or [])]
-team_rows = sum(len(p.get('team') or []) for p in chains)
+regions = {r['id']: r for r in (cq.get('parallel_regions') or [])}
+chains = [regions[i] for t in threads for i in (t.get('parallel_chain') or []) if i in regions]
+team_rows = sum(len(r.get('team') or []) for r in regions.values())
 rss = lambda n: (open(f'{tmp}/{n}.rss').read().split() or ['?'])[-1] if os.path.exists(f'{tmp}/{n}.rss') else '?'
 
 # gdb: merge the counting run (one file, or one per thread)
@@ -257,7 +258,7 @@ print(f"load average: {e['BO_LOAD0']} -> {e['BO_LOAD1']} ({os.cpu_count()} CPUs)
 print()
 print("what each did:")
 print(f"  coreq ompd --json: exit {cq_rc}, {len(threads)} threads, {cq.get('openmp_threads', '?')} OpenMP, "
-      f"{with_state} with a state, {len(chains)} parallel regions in the chains, {team_rows} team rows, "
+      f"{with_state} with a state, {len(regions)} parallel regions ({len(chains)} chain entries), {team_rows} team rows, "
       f"problems {len(cq.get('problems') or [])}; plugin run {((cq.get('plugin') or {}).get('run') or {}).get('seconds', 0) * 1e3:.1f} ms "
       f"(child); max RSS {rss('coreq')} KB")
 print(f"    plugin callbacks: {cb.get('reads', '?')} reads, {cb.get('lookups', '?')} symbol lookups, "
