@@ -315,6 +315,20 @@ static int range_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* Append [start, end) to a growing array; false when memory runs out. */
+static bool range_push(struct range **r, size_t *n, size_t *cap, uint64_t start, uint64_t end)
+{
+	if (*n == *cap) {
+		struct range *p = realloc(*r, 2 * *cap * sizeof(**r));
+		if (!p)
+			return false;
+		*r = p;
+		*cap *= 2;
+	}
+	(*r)[(*n)++] = (struct range){start, end};
+	return true;
+}
+
 /* End of the readable prefix of [start, end) (read from a file: the core lacks it). */
 static uint64_t readable_end(struct cq_core *core, uint64_t start, uint64_t end)
 {
@@ -363,14 +377,8 @@ static size_t wanted_ranges(struct cq_core *core, uint64_t from, uint64_t end, b
 				uint64_t a = img->bias + ro[k].start, b = img->bias + ro[k].end;
 				if (b <= from || a >= end)
 					continue;
-				if (n == cap) {
-					struct range *p = realloc(r, 2 * cap * sizeof(*r));
-					if (!p)
-						break;
-					r = p;
-					cap *= 2;
-				}
-				r[n++] = (struct range){a < from ? from : a, b > end ? end : b};
+				if (!range_push(&r, &n, &cap, a < from ? from : a, b > end ? end : b))
+					break;
 			}
 		}
 		for (size_t i = 0; i < core->nimages; i++) {
@@ -384,14 +392,8 @@ static size_t wanted_ranges(struct cq_core *core, uint64_t from, uint64_t end, b
 				if (sym->type != STT_OBJECT || sym->size == 0 || sym->size > (1u << 20) ||
 				    a < from || a >= end || sym->size > end - a)
 					continue;
-				if (n == cap) {
-					struct range *p = realloc(r, 2 * cap * sizeof(*r));
-					if (!p)
-						break;
-					r = p;
-					cap *= 2;
-				}
-				r[n++] = (struct range){a, a + sym->size};
+				if (!range_push(&r, &n, &cap, a, a + sym->size))
+					break;
 			}
 		}
 	}
