@@ -63,7 +63,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 		return err;
 	}
 	json_t *doc = json_object(), *problems = json_array(), *threads = json_array();
-	json_t *regions = json_array();
+	json_t *regions = json_array(), *tasks = json_array();
 	json_object_set_new(doc, "schema", json_string("coreq-ompd/1"));
 	json_object_set_new(doc, "core", json_string(core->file->path));
 	json_object_set_new(doc, "arch", json_string(core->target->name));
@@ -99,6 +99,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 			json_decref(problems);
 			json_decref(threads);
 			json_decref(regions);
+			json_decref(tasks);
 			json_decref(deaths);
 			for (size_t i = 0; i < job.nskip; i++)
 				free(skip[i]);
@@ -146,6 +147,8 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 			json_array_append(threads, rec);
 		} else if (!strcmp(kind, "parallel")) {
 			json_array_append(regions, rec);
+		} else if (!strcmp(kind, "task")) {
+			json_array_append(tasks, rec);
 		} else if (!strcmp(kind, "callbacks")) {
 			json_object_set(doc, "callbacks", rec);
 		} else if (!strcmp(kind, "error")) {
@@ -168,6 +171,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 		json_object_set_new(plugin, "output", json_string(r.output));
 	json_object_set_new(doc, "threads", threads);
 	json_object_set_new(doc, "parallel_regions", regions);
+	json_object_set_new(doc, "tasks", tasks);
 
 	/* Say why things are missing, once, in words. */
 	json_t *proc = json_object_get(doc, "process");
@@ -187,7 +191,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	else if (proc && strcmp(json_string_value(json_object_get(proc, "initialize_rc")), "ompd_rc_ok") != 0)
 		problem(problems, "runtime", "ompd_process_initialize: %s: the plugin cannot handle this process",
 			json_string_value(json_object_get(proc, "initialize_rc")));
-	if (any_rc(threads, "ompd_rc_needs_state_tracking"))
+	if (any_rc(threads, "ompd_rc_needs_state_tracking") || any_rc(tasks, "ompd_rc_needs_state_tracking"))
 		problem(problems, "state tracking",
 			"states, task frames and task functions are unavailable: the program did not run with OMP_DEBUG=enabled (ompd_rc_needs_state_tracking)");
 	size_t nomp = 0, i;

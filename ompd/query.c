@@ -19,6 +19,7 @@
 #define MAX_TEAM 4096
 #define MAX_ICVS 256
 #define MAX_REGIONS 1024 /* regions past this are described again for every thread */
+#define MAX_TASKS 4096   /* likewise for tasks */
 
 struct icv {
 	ompd_icv_id_t id;
@@ -40,12 +41,20 @@ struct q {
 	/* regions described so far (their handles are kept to compare with) */
 	ompd_parallel_handle_t *regions[MAX_REGIONS];
 	size_t nregions;
+	/* tasks described so far, likewise */
+	ompd_task_handle_t *tasks[MAX_TASKS];
+	size_t ntasks;
+	__typeof__(ompd_task_handle_compare) *compare_task; /* optional */
 	__typeof__(ompd_parallel_handle_compare) *compare_parallel; /* optional */
 };
 
 static void emit(struct q *q, json_t *rec)
 {
-	json_dumpf(rec, q->out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (text) {
+		fputs(text, q->out);
+		free(text);
+	}
 	fputc('\n', q->out);
 	fflush(q->out); /* a record on the pipe survives a crash in the next call */
 	json_decref(rec);
@@ -181,32 +190,61 @@ static json_t *task_json(struct q *q, ompd_task_handle_t *task, const char *what
 }
 
 /* The chain of tasks reached by @p next from @p first (first not included). */
+/* Id of the task @p task denotes in the task table, describing it (one "task" record) the
+ * first time. *kept tells whether the table now holds the handle (then the caller must
+ * not release it). Tasks are shared by many threads' chains: each is described once. */
+static int task_ref(struct q *q, ompd_task_handle_t *task, const char *what, bool *kept)
+{
+	*kept = false;
+	size_t n = q->ntasks < MAX_TASKS ? q->ntasks : MAX_TASKS;
+	for (size_t i = 0; q->compare_task && i < n; i++) {
+		int cmp = 1;
+		ompd_rc_t rc = CALL(q, q->compare_task(task, q->tasks[i], &cmp),
+				    "ompd_task_handle_compare(%s, task %zu)", what, i);
+		if (rc == ompd_rc_ok && cmp == 0)
+			return (int)i;
+	}
+	int id = (int)q->ntasks;
+	json_t *rec = task_json(q, task, what);
+	json_object_set_new(rec, "record", json_string("task"));
+	json_object_set_new(rec, "id", json_integer(id));
+	emit(q, rec);
+	if (q->ntasks < MAX_TASKS) {
+		q->tasks[q->ntasks] = task;
+		*kept = true;
+	}
+	q->ntasks++;
+	return id;
+}
+
+/* The ids of the tasks reached by @p next from @p first (first not included). */
 static json_t *task_chain(struct q *q, ompd_task_handle_t *first,
 			  ompd_rc_t (*next)(ompd_task_handle_t *, ompd_task_handle_t **),
 			  const char *what, json_t **rc_out)
 {
 	json_t *a = json_array();
 	ompd_task_handle_t *cur = first, *n = NULL;
+	bool cur_kept = true; /* first belongs to the caller */
+	const char *fn = next == q->api.ompd_get_generating_task_handle ?
+			 "ompd_get_generating_task_handle" : "ompd_get_scheduling_task_handle";
+	*rc_out = json_string("cut: longer than 32");
 	for (int depth = 0; depth < MAX_CHAIN; depth++) {
-		char label[96];
+		char label[128];
 		snprintf(label, sizeof(label), "%s[%d]", what, depth);
-		bool skip = calling(q, "%s(%s)", next == q->api.ompd_get_generating_task_handle ?
-				    "ompd_get_generating_task_handle" :
-				    "ompd_get_scheduling_task_handle", label);
+		bool skip = calling(q, "%s(%s)", fn, label);
 		ompd_rc_t rc = skip ? CQ_OMPD_RC_SKIPPED : next(cur, &n);
-		if (cur != first) {
+		if (!cur_kept)
 			CALL(q, q->api.ompd_rel_task_handle(cur), "ompd_rel_task_handle(%s)", label);
-		}
 		if (rc != ompd_rc_ok) {
+			json_decref(*rc_out);
 			*rc_out = rc == ompd_rc_unavailable ? json_null() : rc_json(rc);
 			return a;
 		}
-		json_array_append_new(a, task_json(q, n, label));
+		json_array_append_new(a, json_integer(task_ref(q, n, label, &cur_kept)));
 		cur = n;
 	}
-	if (cur != first)
-		q->api.ompd_rel_task_handle(cur);
-	*rc_out = json_string("cut: longer than 32");
+	if (!cur_kept)
+		CALL(q, q->api.ompd_rel_task_handle(cur), "ompd_rel_task_handle(%s end)", what);
 	return a;
 }
 
@@ -373,16 +411,20 @@ static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 	ompd_task_handle_t *task;
 	rc = CALL(q, q->api.ompd_get_curr_task_handle(h, &task), "ompd_get_curr_task_handle(%s)", what);
 	if (rc == ompd_rc_ok) {
-		json_t *t = task_json(q, task, what);
+		bool kept;
+		char label[96];
+		json_object_set_new(o, "current_task", json_integer(task_ref(q, task, what, &kept)));
 		json_t *rc_gen, *rc_sched;
-		json_object_set_new(t, "generating_chain",
-				    task_chain(q, task, q->api.ompd_get_generating_task_handle, "generating", &rc_gen));
-		json_object_set_new(t, "generating_chain_rc", rc_gen);
-		json_object_set_new(t, "scheduling_chain",
-				    task_chain(q, task, q->api.ompd_get_scheduling_task_handle, "scheduling", &rc_sched));
-		json_object_set_new(t, "scheduling_chain_rc", rc_sched);
-		json_object_set_new(o, "current_task", t);
-		CALL(q, q->api.ompd_rel_task_handle(task), "ompd_rel_task_handle(%s current task)", what);
+		snprintf(label, sizeof(label), "%s generating", what);
+		json_object_set_new(o, "generating_chain",
+				    task_chain(q, task, q->api.ompd_get_generating_task_handle, label, &rc_gen));
+		json_object_set_new(o, "generating_chain_rc", rc_gen);
+		snprintf(label, sizeof(label), "%s scheduling", what);
+		json_object_set_new(o, "scheduling_chain",
+				    task_chain(q, task, q->api.ompd_get_scheduling_task_handle, label, &rc_sched));
+		json_object_set_new(o, "scheduling_chain_rc", rc_sched);
+		if (!kept)
+			CALL(q, q->api.ompd_rel_task_handle(task), "ompd_rel_task_handle(%s current task)", what);
 	} else {
 		json_object_set_new(o, "current_task", json_null());
 		json_object_set_new(o, "current_task_rc", rc_json(rc));
@@ -476,6 +518,7 @@ int cq__ompd_child(void *arg, FILE *out)
 	}
 	json_decref(missing);
 	q.compare_parallel = (__typeof__(q.compare_parallel))dlsym(dl, "ompd_parallel_handle_compare");
+	q.compare_task = (__typeof__(q.compare_task))dlsym(dl, "ompd_task_handle_compare");
 	const ompd_callbacks_t *cb = cq_ompd_callbacks(q.core, &stats);
 	json_t *plugin = json_object();
 	json_object_set_new(plugin, "record", json_string("plugin"));
@@ -543,6 +586,8 @@ int cq__ompd_child(void *arg, FILE *out)
 	free(q.pthreads);
 	for (size_t i = 0; i < q.nregions && i < MAX_REGIONS; i++)
 		CALL(&q, q.api.ompd_rel_parallel_handle(q.regions[i]), "ompd_rel_parallel_handle(region %zu)", i);
+	for (size_t i = 0; i < q.ntasks && i < MAX_TASKS; i++)
+		CALL(&q, q.api.ompd_rel_task_handle(q.tasks[i]), "ompd_rel_task_handle(task %zu)", i);
 	json_decref(states);
 
 	json_t *m = json_array();
