@@ -196,8 +196,34 @@ void cq_file_close(struct cq_file *f)
 		return;
 	if (f->fd >= 0)
 		close(f->fd);
+	free(f->cache);
 	free(f->path);
 	free(f);
+}
+
+static struct cq_error *read_exact(struct cq_file *f, void *buf, size_t len, uint64_t offset,
+				   const char *what);
+
+/* A read that fits in one page, through the page cache. */
+static struct cq_error *read_cached(struct cq_file *f, void *buf, size_t len, uint64_t offset,
+				    const char *what)
+{
+	uint64_t page = offset / CQ_FILE_PAGE;
+	for (unsigned i = 0; i < CQ_FILE_CACHE_PAGES; i++)
+		if (f->cache_tag[i] == page + 1) {
+			memcpy(buf, f->cache + (size_t)i * CQ_FILE_PAGE + offset % CQ_FILE_PAGE, len);
+			return NULL;
+		}
+	uint64_t start = page * CQ_FILE_PAGE;
+	size_t n = f->size - start < CQ_FILE_PAGE ? (size_t)(f->size - start) : CQ_FILE_PAGE;
+	unsigned slot = f->cache_next++ % CQ_FILE_CACHE_PAGES;
+	f->cache_tag[slot] = 0;
+	struct cq_error *err = read_exact(f, f->cache + (size_t)slot * CQ_FILE_PAGE, n, start, what);
+	if (err)
+		return err;
+	f->cache_tag[slot] = page + 1;
+	memcpy(buf, f->cache + (size_t)slot * CQ_FILE_PAGE + offset % CQ_FILE_PAGE, len);
+	return NULL;
 }
 
 struct cq_error *cq_file_read(struct cq_file *f, void *buf, size_t len, uint64_t offset,
@@ -208,6 +234,18 @@ struct cq_error *cq_file_read(struct cq_file *f, void *buf, size_t len, uint64_t
 				       "%s: %s at file offset 0x%llx+0x%zx lies past the end of the file (0x%llx bytes): truncated?",
 				       f->path, what, (unsigned long long)offset, len,
 				       (unsigned long long)f->size);
+	if (len && len <= 256 && offset / CQ_FILE_PAGE == (offset + len - 1) / CQ_FILE_PAGE) {
+		if (!f->cache)
+			f->cache = malloc((size_t)CQ_FILE_CACHE_PAGES * CQ_FILE_PAGE);
+		if (f->cache)
+			return read_cached(f, buf, len, offset, what);
+	}
+	return read_exact(f, buf, len, offset, what);
+}
+
+static struct cq_error *read_exact(struct cq_file *f, void *buf, size_t len, uint64_t offset,
+				   const char *what)
+{
 	size_t done = 0;
 	while (done < len) {
 		ssize_t n = pread(f->fd, (char *)buf + done, len - done, (off_t)(offset + done));

@@ -19,11 +19,19 @@
 /** Default bound on the inflated size of a compressed input (4 GiB). */
 #define CQ_FILE_DEFAULT_MAX_INFLATED (UINT64_C(4) << 30)
 
+/** Pages of a file kept in memory: plugins read the same few bytes many times. */
+#define CQ_FILE_CACHE_PAGES 64
+#define CQ_FILE_PAGE 4096
+
 struct cq_file {
 	char *path;        /**< path as given by the user */
 	int fd;            /**< readable descriptor (the temporary file if inflated) */
 	uint64_t size;     /**< size of the (inflated) contents */
 	bool compressed;   /**< the file on disk was gzip/zlib-compressed */
+	/** Small-read cache (allocated on first use): page number + 1 per slot, 0 = empty. */
+	uint64_t cache_tag[CQ_FILE_CACHE_PAGES];
+	uint8_t *cache;
+	unsigned cache_next;
 };
 
 /**
