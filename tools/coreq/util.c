@@ -107,7 +107,14 @@ json_t *cq_json_problems(const struct cq_core *core)
 
 void cq_emit_json(json_t *doc)
 {
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	/* One buffer, one write: json_dumpf's many small writes cost more than the document. */
+	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (text) {
+		fputs(text, stdout);
+		free(text);
+	} else {
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	}
 	fputc('\n', stdout);
 	json_decref(doc);
 }
