@@ -504,6 +504,20 @@ int cq__ompd_child(void *arg, FILE *out)
 		emit(&q, json_pack("{s:s}", "record", "done"));
 		return 0;
 	}
+	/* Which ABI: the 2016 TR has ompd_get_version, OpenMP 5.1 ompd_get_api_version. */
+	if (!dlsym(dl, "ompd_get_api_version") && dlsym(dl, "ompd_get_version")) {
+		long (*get_version)(int *) = (long (*)(int *))dlsym(dl, "ompd_get_version");
+		int v = 0;
+		bool known = calling(&q, "ompd_get_version") == false && get_version(&v) == 0;
+		char *m;
+		if (asprintf(&m, "the plugin implements the OMPD TR 2.001 interface (ompd_get_version%s%d); this coreq drives the OpenMP 5.1 OMPD ABI (ompd_get_api_version 201811)",
+			     known ? " = " : " failed: ", known ? v : 0) < 0)
+			m = NULL;
+		emit(&q, json_pack("{s:s, s:s}", "record", "error", "message", m ? m : "TR 2.001 plugin"));
+		free(m);
+		emit(&q, json_pack("{s:s}", "record", "done"));
+		return 0;
+	}
 	json_t *missing = json_array();
 #define CQ_OMPD_LOAD(name)                                                                   \
 	if (!(q.api.name = (__typeof__(q.api.name))dlsym(dl, #name)))                        \
@@ -528,6 +542,13 @@ int cq__ompd_child(void *arg, FILE *out)
 			    json_integer(api) : json_null());
 	json_object_set_new(plugin, "version_string",
 			    CALL(&q, q.api.ompd_get_version_string(&vs), "ompd_get_version_string") == ompd_rc_ok && vs ? json_string(vs) : json_null());
+	if (json_integer_value(json_object_get(plugin, "api_version")) != CQ_OMPD_API_VERSION) {
+		emit(&q, plugin);
+		emit(&q, json_pack("{s:s, s:s}", "record", "error", "message",
+				   "the plugin's ompd_get_api_version is not 201811: this coreq drives the OpenMP 5.1 OMPD ABI only"));
+		emit(&q, json_pack("{s:s}", "record", "done"));
+		return 0;
+	}
 	ompd_rc_t rc = CALL(&q, q.api.ompd_initialize(CQ_OMPD_API_VERSION, cb), "ompd_initialize(%d)", CQ_OMPD_API_VERSION);
 	json_object_set_new(plugin, "initialize_rc", rc_json(rc));
 	emit(&q, plugin);

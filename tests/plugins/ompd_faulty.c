@@ -7,6 +7,7 @@
  *   COREQ_FAULT=exit-icv     exit(3) in ompd_get_icv_from_scope
  *   COREQ_FAULT=spam         writes 1 MiB to stdout and stderr in ompd_initialize
  *   COREQ_FAULT=huge-alloc   asks alloc_memory for (ompd_size_t)-1 and 1<<40 bytes
+ *   COREQ_FAULT=old-version  ompd_get_api_version says 201011 (not OpenMP 5.1)
  */
 #include <omp-tools.h>
 #include <signal.h>
@@ -32,7 +33,11 @@ struct _ompd_thread_handle {
 };
 static struct _ompd_aspace_handle the_aspace;
 
-ompd_rc_t ompd_get_api_version(ompd_word_t *v) { *v = 201811; return ompd_rc_ok; }
+ompd_rc_t ompd_get_api_version(ompd_word_t *v)
+{
+	*v = fault("old-version") ? 201011 : 201811;
+	return ompd_rc_ok;
+}
 ompd_rc_t ompd_get_version_string(const char **s) { *s = "coreq faulty test plugin"; return ompd_rc_ok; }
 
 ompd_rc_t ompd_initialize(ompd_word_t version, const ompd_callbacks_t *callbacks)
