@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The OpenMP 5.1 OMPD callbacks, answered from a core. Everything is for the target: the
  * plugin may be 32-bit while the target is 64-bit and big-endian. One core per process
- * (libompd keeps global state), so the module keeps the core in statics. */
+ * (libompd keeps global state), so the module keeps its state in statics. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +9,6 @@
 #include "corelib/image.h"
 #include "plugin.h"
 
-static struct cq_core *the_core;
 static struct cq_ompd_stats *stats;
 static ompd_thread_context_t *contexts; /* one per thread of the core */
 
@@ -249,7 +248,6 @@ const ompd_callbacks_t *cq_ompd_callbacks(struct cq_core *core, struct cq_ompd_s
 		.host_to_device = cb_convert,
 		.get_thread_context_for_thread_id = cb_thread_context,
 	};
-	the_core = core;
 	stats = s;
 	free(contexts);
 	contexts = calloc(core->nthreads ? core->nthreads : 1, sizeof(*contexts));
@@ -258,11 +256,4 @@ const ompd_callbacks_t *cq_ompd_callbacks(struct cq_core *core, struct cq_ompd_s
 	for (size_t i = 0; i < core->nthreads; i++)
 		contexts[i] = (ompd_thread_context_t){core, &core->threads[i]};
 	return &table;
-}
-
-ompd_thread_context_t *cq_ompd_thread_context(struct cq_thread *th)
-{
-	if (!the_core || th < the_core->threads || th >= the_core->threads + the_core->nthreads)
-		return NULL;
-	return &contexts[th - the_core->threads];
 }

@@ -61,9 +61,6 @@ struct cq_ompd_stats {
 /** Our callback table, answering from @p core; @p stats collects counters. */
 const ompd_callbacks_t *cq_ompd_callbacks(struct cq_core *core, struct cq_ompd_stats *stats);
 
-/** Thread context for @p th (one per thread, owned by the callbacks module). */
-ompd_thread_context_t *cq_ompd_thread_context(struct cq_thread *th);
-
 /** Name of an ompd_rc_t ("ompd_rc_stale_handle"). */
 const char *cq_ompd_rc_name(ompd_rc_t rc);
 
