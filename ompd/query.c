@@ -128,30 +128,36 @@ static json_t *code_json(struct q *q, uint64_t a)
 	return o;
 }
 
-/* ICVs of one scope for @p handle. */
+/* ICVs of one scope for @p handle, compactly: name -> the value (a number), or the string
+ * when only that exists, or {value, string} when both do, or {rc} when neither does. */
 static json_t *icvs_json(struct q *q, void *handle, ompd_scope_t scope, const char *what)
 {
-	json_t *a = json_array();
+	json_t *o = json_object();
 	for (size_t i = 0; i < q->nicvs; i++) {
 		if (q->icvs[i].scope != scope)
 			continue;
-		json_t *o = json_object();
-		json_object_set_new(o, "name", json_string(q->icvs[i].name));
+		const char *name = q->icvs[i].name;
 		ompd_word_t v;
-		ompd_rc_t rc = CALL(q, q->api.ompd_get_icv_from_scope(handle, scope, q->icvs[i].id, &v), "ompd_get_icv_from_scope(%s, %s)", what, q->icvs[i].name);
-		json_object_set_new(o, "value", rc == ompd_rc_ok ? json_integer(v) : json_null());
-		if (rc != ompd_rc_ok)
-			json_object_set_new(o, "value_rc", rc_json(rc));
+		ompd_rc_t rc = CALL(q, q->api.ompd_get_icv_from_scope(handle, scope, q->icvs[i].id, &v),
+				    "ompd_get_icv_from_scope(%s, %s)", what, name);
 		const char *str = NULL;
-		rc = CALL(q, q->api.ompd_get_icv_string_from_scope(handle, scope, q->icvs[i].id, &str), "ompd_get_icv_string_from_scope(%s, %s)", what, q->icvs[i].name);
-		json_object_set_new(o, "string", rc == ompd_rc_ok && str ? json_string(str) : json_null());
-		if (rc == ompd_rc_ok && str)
-			free((void *)str); /* allocated by the plugin through our alloc_memory */
+		ompd_rc_t src = CALL(q, q->api.ompd_get_icv_string_from_scope(handle, scope, q->icvs[i].id, &str),
+				     "ompd_get_icv_string_from_scope(%s, %s)", what, name);
+		bool has_str = src == ompd_rc_ok && str;
+		json_t *e;
+		if (rc == ompd_rc_ok && has_str)
+			e = json_pack("{s:I, s:s}", "value", (json_int_t)v, "string", str);
+		else if (rc == ompd_rc_ok)
+			e = json_integer(v);
+		else if (has_str)
+			e = json_string(str);
 		else
-			json_object_set_new(o, "string_rc", rc_json(rc));
-		json_array_append_new(a, o);
+			e = json_pack("{s:o}", "rc", rc_json(rc));
+		if (has_str)
+			free((void *)str); /* allocated by the plugin through our alloc_memory */
+		json_object_set_new(o, name, e);
 	}
-	return a;
+	return o;
 }
 
 /* Marks fields the plugin did not fill in (LLVM's libompd leaves frame_flag alone). */
@@ -291,16 +297,13 @@ static json_t *thread_id_json(struct q *q, ompd_thread_handle_t *th, const char 
 
 static const char *icv_named(json_t *icvs, const char *name, json_int_t *v)
 {
-	size_t i;
-	json_t *o;
-	json_array_foreach(icvs, i, o) {
-		if (strcmp(json_string_value(json_object_get(o, "name")), name) == 0 &&
-		    json_is_integer(json_object_get(o, "value"))) {
-			*v = json_integer_value(json_object_get(o, "value"));
-			return name;
-		}
-	}
-	return NULL;
+	json_t *e = json_object_get(icvs, name);
+	if (json_is_object(e))
+		e = json_object_get(e, "value");
+	if (!json_is_integer(e))
+		return NULL;
+	*v = json_integer_value(e);
+	return name;
 }
 
 static json_t *parallel_json(struct q *q, ompd_parallel_handle_t *par, const char *what)

@@ -22,19 +22,19 @@ static const char *sym_or_addr(json_t *code)
 
 static void print_icvs(const char *indent, json_t *icvs)
 {
-	size_t i;
+	const char *name;
 	json_t *v;
-	json_array_foreach(icvs, i, v) {
-		json_t *val = json_object_get(v, "value");
-		const char *s = str(v, "string");
-		printf("%s%-28s ", indent, str(v, "name"));
-		if (json_is_integer(val))
-			printf("%lld", (long long)json_integer_value(val));
-		if (s)
-			printf("%s\"%s\"", json_is_integer(val) ? " " : "", s);
-		if (!json_is_integer(val) && !s)
-			printf("(%s)", str(v, "value_rc") ? str(v, "value_rc") : "unavailable");
-		printf("\n");
+	json_object_foreach(icvs, name, v) {
+		printf("%s%-28s ", indent, name);
+		if (json_is_integer(v))
+			printf("%lld\n", (long long)json_integer_value(v));
+		else if (json_is_string(v))
+			printf("\"%s\"\n", json_string_value(v));
+		else if (json_object_get(v, "rc"))
+			printf("(%s)\n", str(v, "rc"));
+		else
+			printf("%lld \"%s\"\n", (long long)json_integer_value(json_object_get(v, "value")),
+			       str(v, "string"));
 	}
 }
 
