@@ -75,6 +75,15 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 			"not loaded: %s lies outside the trusted directories (allow it with --ompd-allow-untrusted or --ompd-trusted-dir); %s was used instead",
 			choice.refused, choice.path);
 	struct cq_image *rt = choice.runtime ? cq_core_image_named(core, choice.runtime) : NULL;
+	/* No ompd_dll_locations (a stripped runtime): name the likely runtime all the same. */
+	for (size_t i = 0; !rt && i < core->nimages; i++) {
+		const char *base = strrchr(core->images[i].name, '/');
+		base = base ? base + 1 : core->images[i].name;
+		if (!strncmp(base, "libomp.", 7) || !strncmp(base, "libiomp", 7) || !strncmp(base, "libgomp.", 8))
+			rt = &core->images[i];
+	}
+	if (rt && !choice.runtime)
+		choice.runtime = strdup(rt->name);
 	json_t *runtime = json_object();
 	json_object_set_new(runtime, "image", choice.runtime ? json_string(choice.runtime) : json_null());
 	if (rt) {
