@@ -62,7 +62,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcoreq.a tests/unit/check.h
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libcoreq.a $(LIBS)
 
 # Test plugins of ours (OMPD conformance, faulty plugins): shared objects, no libraries.
-$(BUILD)/tests/plugins/%.so: tests/plugins/%.c $(BUILD)/include/omp-tools.h $(wildcard tests/plugins/*.h)
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c $(BUILD)/include/omp-tools.h $(wildcard tests/plugins/*.h) tests/plugins/ompd_conformance.c ompd/tr_abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fPIC -shared -o $@ $<
 

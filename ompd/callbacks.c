@@ -10,6 +10,7 @@
 #include "plugin.h"
 
 static struct cq_ompd_stats *stats;
+static ompd_address_space_context_t aspace; /* the core */
 static ompd_thread_context_t *contexts; /* one per thread of the core */
 
 /* Larger requests are refused: plugins do ask for sizes read from (bad) target memory. */
@@ -32,7 +33,7 @@ const char *cq_ompd_rc_name(ompd_rc_t rc)
 	return "ompd_rc_unknown";
 }
 
-static ompd_rc_t cb_alloc(ompd_size_t nbytes, void **ptr)
+ompd_rc_t cq__ompd_cb_alloc(ompd_size_t nbytes, void **ptr)
 {
 	stats->allocs++;
 	/* A 32-bit host receives 64-bit sizes: never let them wrap in size_t. */
@@ -44,20 +45,20 @@ static ompd_rc_t cb_alloc(ompd_size_t nbytes, void **ptr)
 	return *ptr ? ompd_rc_ok : ompd_rc_nomem;
 }
 
-static ompd_rc_t cb_free(void *ptr)
+ompd_rc_t cq__ompd_cb_free(void *ptr)
 {
 	free(ptr);
 	return ompd_rc_ok;
 }
 
-static ompd_rc_t cb_print(const char *string, int category)
+ompd_rc_t cq__ompd_cb_print(const char *string, int category)
 {
 	if (stats->log && string)
 		fprintf(stats->log, "[%d] %s", category, string);
 	return ompd_rc_ok;
 }
 
-static ompd_rc_t cb_sizeof(ompd_address_space_context_t *ctx, ompd_device_type_sizes_t *sizes)
+ompd_rc_t cq__ompd_cb_sizeof(ompd_address_space_context_t *ctx, ompd_device_type_sizes_t *sizes)
 {
 	if (!ctx || !sizes)
 		return ompd_rc_bad_input;
@@ -81,7 +82,7 @@ static void note_missing(const char *name)
 		snprintf(stats->missing[stats->nmissing++], sizeof(stats->missing[0]), "%s", name);
 }
 
-static ompd_rc_t cb_symbol(ompd_address_space_context_t *ctx, ompd_thread_context_t *tctx,
+ompd_rc_t cq__ompd_cb_symbol(ompd_address_space_context_t *ctx, ompd_thread_context_t *tctx,
 			   const char *name, ompd_address_t *addr, const char *file_name)
 {
 	if (!ctx || !name || !addr)
@@ -121,7 +122,7 @@ static ompd_rc_t cb_symbol(ompd_address_space_context_t *ctx, ompd_thread_contex
 	return ompd_rc_ok;
 }
 
-static ompd_rc_t cb_read(ompd_address_space_context_t *ctx, ompd_thread_context_t *tctx,
+ompd_rc_t cq__ompd_cb_read(ompd_address_space_context_t *ctx, ompd_thread_context_t *tctx,
 			 const ompd_address_t *addr, ompd_size_t nbytes, void *buffer)
 {
 	if (!ctx || !addr || (!buffer && nbytes))
@@ -165,7 +166,7 @@ static ompd_rc_t cb_read_string(ompd_address_space_context_t *ctx, ompd_thread_c
 	return ompd_rc_ok;
 }
 
-static ompd_rc_t cb_write(ompd_address_space_context_t *ctx, ompd_thread_context_t *tctx,
+ompd_rc_t cq__ompd_cb_write(ompd_address_space_context_t *ctx, ompd_thread_context_t *tctx,
 			  const ompd_address_t *addr, ompd_size_t nbytes, const void *buffer)
 {
 	/* A core is evidence: it is never written. */
@@ -173,7 +174,7 @@ static ompd_rc_t cb_write(ompd_address_space_context_t *ctx, ompd_thread_context
 	return ompd_rc_unsupported;
 }
 
-static ompd_rc_t cb_convert(ompd_address_space_context_t *ctx, const void *input,
+ompd_rc_t cq__ompd_cb_convert(ompd_address_space_context_t *ctx, const void *input,
 			    ompd_size_t unit_size, ompd_size_t count, void *output)
 {
 	if (!ctx || !input || !output)
@@ -192,7 +193,7 @@ static ompd_rc_t cb_convert(ompd_address_space_context_t *ctx, const void *input
 	return ompd_rc_ok;
 }
 
-static ompd_rc_t cb_thread_context(ompd_address_space_context_t *ctx, ompd_thread_id_t kind,
+ompd_rc_t cq__ompd_cb_thread_context(ompd_address_space_context_t *ctx, ompd_thread_id_t kind,
 				   ompd_size_t sizeof_id, const void *id,
 				   ompd_thread_context_t **ret)
 {
@@ -233,27 +234,38 @@ static ompd_rc_t cb_thread_context(ompd_address_space_context_t *ctx, ompd_threa
 	return ompd_rc_unavailable;
 }
 
-const ompd_callbacks_t *cq_ompd_callbacks(struct cq_core *core, struct cq_ompd_stats *s)
+ompd_address_space_context_t *cq_ompd_aspace_context(void)
 {
-	static const ompd_callbacks_t table = {
-		.alloc_memory = cb_alloc,
-		.free_memory = cb_free,
-		.print_string = cb_print,
-		.sizeof_type = cb_sizeof,
-		.symbol_addr_lookup = cb_symbol,
-		.read_memory = cb_read,
-		.write_memory = cb_write,
-		.read_string = cb_read_string,
-		.device_to_host = cb_convert,
-		.host_to_device = cb_convert,
-		.get_thread_context_for_thread_id = cb_thread_context,
-	};
+	return &aspace;
+}
+
+bool cq__ompd_contexts_init(struct cq_core *core, struct cq_ompd_stats *s)
+{
 	stats = s;
+	aspace.core = core;
 	free(contexts);
 	contexts = calloc(core->nthreads ? core->nthreads : 1, sizeof(*contexts));
 	if (!contexts)
-		return NULL;
+		return false;
 	for (size_t i = 0; i < core->nthreads; i++)
-		contexts[i] = (ompd_thread_context_t){core, &core->threads[i]};
-	return &table;
+		contexts[i] = (ompd_thread_context_t){core, &core->threads[i], &aspace};
+	return true;
+}
+
+const ompd_callbacks_t *cq_ompd_callbacks(struct cq_core *core, struct cq_ompd_stats *s)
+{
+	static const ompd_callbacks_t table = {
+		.alloc_memory = cq__ompd_cb_alloc,
+		.free_memory = cq__ompd_cb_free,
+		.print_string = cq__ompd_cb_print,
+		.sizeof_type = cq__ompd_cb_sizeof,
+		.symbol_addr_lookup = cq__ompd_cb_symbol,
+		.read_memory = cq__ompd_cb_read,
+		.write_memory = cq__ompd_cb_write,
+		.read_string = cb_read_string,
+		.device_to_host = cq__ompd_cb_convert,
+		.host_to_device = cq__ompd_cb_convert,
+		.get_thread_context_for_thread_id = cq__ompd_cb_thread_context,
+	};
+	return cq__ompd_contexts_init(core, s) ? &table : NULL;
 }

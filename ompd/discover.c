@@ -64,7 +64,7 @@ static char **trusted_dirs(const char *extra, size_t *n)
 {
 	char **dirs = NULL;
 	*n = 0;
-	const char *fixed[] = {"/usr/lib/" CQ_HOST_MULTIARCH, "/usr/lib", "/usr/local/lib"};
+	const char *fixed[] = {("/usr/lib/" CQ_HOST_MULTIARCH), "/usr/lib", "/usr/local/lib"};
 	glob_t g;
 	size_t cap = 64;
 	dirs = calloc(cap, sizeof(*dirs));

@@ -67,8 +67,9 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	json_object_set_new(doc, "schema", json_string("coreq-ompd/1"));
 	json_object_set_new(doc, "core", json_string(core->file->path));
 	json_object_set_new(doc, "arch", json_string(core->target->name));
-	json_t *plugin = json_pack("{s:s, s:s, s:s}", "path", choice.path, "source", choice.source,
-				   "abi", "OpenMP 5.1 (201811)");
+	/* "abi" comes from the child, which tells the ABI by the plugin's entry points */
+	json_t *plugin = json_pack("{s:s, s:s, s:n}", "path", choice.path, "source", choice.source,
+				   "abi");
 	json_object_set_new(doc, "plugin", plugin);
 	if (choice.refused)
 		problem(problems, "plugin trust",
@@ -161,8 +162,19 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 		} else if (!strcmp(kind, "callbacks")) {
 			json_object_set(doc, "callbacks", rec);
 		} else if (!strcmp(kind, "error")) {
-			problem(problems, "plugin", "%s: %s", choice.path,
-				json_string_value(json_object_get(rec, "message")));
+			/* "missing": entry points the plugin lacks, named in the message */
+			json_t *miss = json_object_get(rec, "missing");
+			char *names = NULL;
+			size_t len = 0;
+			FILE *f = json_array_size(miss) ? open_memstream(&names, &len) : NULL;
+			for (size_t k = 0; f && k < json_array_size(miss); k++)
+				fprintf(f, "%s%s", k ? ", " : ": ",
+					json_string_value(json_array_get(miss, k)));
+			if (f)
+				fclose(f);
+			problem(problems, "plugin", "%s: %s%s", choice.path,
+				json_string_value(json_object_get(rec, "message")), names ? names : "");
+			free(names);
 		} else if (!strcmp(kind, "done")) {
 			done = true;
 		}

@@ -47,6 +47,7 @@ struct _ompd_aspace_cont {
 struct _ompd_thread_cont {
 	struct cq_core *core;
 	struct cq_thread *thread;
+	struct _ompd_aspace_cont *aspace; /**< the TR navigates from a thread to its space */
 };
 
 /** Bookkeeping of the callbacks, reported with the results. */
@@ -60,6 +61,28 @@ struct cq_ompd_stats {
 
 /** Our callback table, answering from @p core; @p stats collects counters. */
 const ompd_callbacks_t *cq_ompd_callbacks(struct cq_core *core, struct cq_ompd_stats *stats);
+
+/** The address-space context of the core given to the last cq_ompd_callbacks() or
+ * cq_ompd_tr_callbacks(). */
+ompd_address_space_context_t *cq_ompd_aspace_context(void);
+
+/* The 5.1 callbacks themselves, which the TR 2.001 table (tr_callbacks.c) wraps. */
+bool cq__ompd_contexts_init(struct cq_core *core, struct cq_ompd_stats *stats);
+ompd_rc_t cq__ompd_cb_alloc(ompd_size_t nbytes, void **ptr);
+ompd_rc_t cq__ompd_cb_free(void *ptr);
+ompd_rc_t cq__ompd_cb_print(const char *string, int category);
+ompd_rc_t cq__ompd_cb_sizeof(ompd_address_space_context_t *ctx, ompd_device_type_sizes_t *sizes);
+ompd_rc_t cq__ompd_cb_symbol(ompd_address_space_context_t *ctx, ompd_thread_context_t *tctx,
+			     const char *name, ompd_address_t *addr, const char *file_name);
+ompd_rc_t cq__ompd_cb_read(ompd_address_space_context_t *ctx, ompd_thread_context_t *tctx,
+			   const ompd_address_t *addr, ompd_size_t nbytes, void *buffer);
+ompd_rc_t cq__ompd_cb_write(ompd_address_space_context_t *ctx, ompd_thread_context_t *tctx,
+			    const ompd_address_t *addr, ompd_size_t nbytes, const void *buffer);
+ompd_rc_t cq__ompd_cb_convert(ompd_address_space_context_t *ctx, const void *input,
+			      ompd_size_t unit_size, ompd_size_t count, void *output);
+ompd_rc_t cq__ompd_cb_thread_context(ompd_address_space_context_t *ctx, ompd_thread_id_t kind,
+				     ompd_size_t sizeof_id, const void *id,
+				     ompd_thread_context_t **ret);
 
 /** Name of an ompd_rc_t ("ompd_rc_stale_handle"). */
 const char *cq_ompd_rc_name(ompd_rc_t rc);

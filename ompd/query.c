@@ -14,6 +14,7 @@
 #include "corelib/isolate.h"
 #include "plugin.h"
 #include "query.h"
+#include "tr.h"
 
 #define MAX_CHAIN 32     /* task and parallel chains longer than this are cut (and said) */
 #define MAX_TEAM 4096
@@ -37,6 +38,7 @@ struct q {
 	char call[200];
 	uint64_t *pthreads; /* struct pthread address of each core thread (0: unknown) */
 	char *const *skip;  /* calls to skip (an earlier run crashed in them) */
+	bool tr;            /* the plugin speaks the OMPD TR 2.001 (through tr_adapter.c) */
 	size_t nskip;
 	/* regions described so far (their handles are kept to compare with) */
 	ompd_parallel_handle_t *regions[MAX_REGIONS];
@@ -69,6 +71,8 @@ static bool calling(struct q *q, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(q->call, sizeof(q->call), fmt, ap);
 	va_end(ap);
+	if (q->tr)
+		cq__ompd_tr_rename(q->call, sizeof(q->call));
 	for (size_t i = 0; i < q->nskip; i++)
 		if (strcmp(q->skip[i], q->call) == 0)
 			return true;
@@ -508,28 +512,24 @@ int cq__ompd_child(void *arg, FILE *out)
 		return 0;
 	}
 	/* Which ABI: the 2016 TR has ompd_get_version, OpenMP 5.1 ompd_get_api_version. */
-	if (!dlsym(dl, "ompd_get_api_version") && dlsym(dl, "ompd_get_version")) {
-		long (*get_version)(int *) = (long (*)(int *))dlsym(dl, "ompd_get_version");
-		int v = 0;
-		bool known = calling(&q, "ompd_get_version") == false && get_version(&v) == 0;
-		char *m;
-		if (asprintf(&m, "the plugin implements the OMPD TR 2.001 interface (ompd_get_version%s%d); this coreq drives the OpenMP 5.1 OMPD ABI (ompd_get_api_version 201811)",
-			     known ? " = " : " failed: ", known ? v : 0) < 0)
-			m = NULL;
-		emit(&q, json_pack("{s:s, s:s}", "record", "error", "message", m ? m : "TR 2.001 plugin"));
-		free(m);
-		emit(&q, json_pack("{s:s}", "record", "done"));
-		return 0;
-	}
 	json_t *missing = json_array();
+	q.tr = cq__ompd_is_tr(dl);
+	if (q.tr) {
+		cq__ompd_tr_bind(dl, q.core, &stats, &q.api, missing);
+	} else {
 #define CQ_OMPD_LOAD(name)                                                                   \
 	if (!(q.api.name = (__typeof__(q.api.name))dlsym(dl, #name)))                        \
 		json_array_append_new(missing, json_string(#name));
-	CQ_OMPD_FUNCTIONS(CQ_OMPD_LOAD)
+		CQ_OMPD_FUNCTIONS(CQ_OMPD_LOAD)
 #undef CQ_OMPD_LOAD
+	}
+	const char *abi = q.tr ? "OMPD TR 2.001 (ompd_get_version)" : "OpenMP 5.1 (201811)";
 	if (json_array_size(missing)) {
+		emit(&q, json_pack("{s:s, s:s}", "record", "plugin", "abi", abi));
 		emit(&q, json_pack("{s:s, s:s, s:o}", "record", "error", "message",
-				   "the plugin lacks OpenMP 5.1 OMPD entry points", "missing", missing));
+				   q.tr ? "the plugin lacks OMPD TR 2.001 entry points" :
+					  "the plugin lacks OpenMP 5.1 OMPD entry points",
+				   "missing", missing));
 		emit(&q, json_pack("{s:s}", "record", "done"));
 		return 0;
 	}
@@ -539,16 +539,20 @@ int cq__ompd_child(void *arg, FILE *out)
 	const ompd_callbacks_t *cb = cq_ompd_callbacks(q.core, &stats);
 	json_t *plugin = json_object();
 	json_object_set_new(plugin, "record", json_string("plugin"));
+	json_object_set_new(plugin, "abi", json_string(abi));
 	ompd_word_t api;
 	const char *vs = NULL;
 	json_object_set_new(plugin, "api_version", CALL(&q, q.api.ompd_get_api_version(&api), "ompd_get_api_version") == ompd_rc_ok ?
 			    json_integer(api) : json_null());
 	json_object_set_new(plugin, "version_string",
 			    CALL(&q, q.api.ompd_get_version_string(&vs), "ompd_get_version_string") == ompd_rc_ok && vs ? json_string(vs) : json_null());
-	if (json_integer_value(json_object_get(plugin, "api_version")) != CQ_OMPD_API_VERSION) {
+	json_int_t got = json_integer_value(json_object_get(plugin, "api_version"));
+	if (q.tr ? got < CQ_OMPD_TR_VERSION_MIN || got > CQ_OMPD_TR_VERSION_MAX :
+		   got != CQ_OMPD_API_VERSION) {
 		emit(&q, plugin);
-		emit(&q, json_pack("{s:s, s:s}", "record", "error", "message",
-				   "the plugin's ompd_get_api_version is not 201811: this coreq drives the OpenMP 5.1 OMPD ABI only"));
+		emit(&q, json_pack("{s:s, s:s}", "record", "error", "message", q.tr ?
+				   "the plugin has the TR 2.001 entry points but its ompd_get_version is not a TR version (201400..201712): refused, its ABI is unknown" :
+				   "the plugin's ompd_get_api_version is not 201811: this coreq drives the OpenMP 5.1 OMPD ABI (ompd_get_api_version 201811) and the TR 2.001 one (ompd_get_version)"));
 		emit(&q, json_pack("{s:s}", "record", "done"));
 		return 0;
 	}
@@ -561,9 +565,7 @@ int cq__ompd_child(void *arg, FILE *out)
 		return 0;
 	}
 
-	static struct _ompd_aspace_cont actx;
-	actx.core = q.core;
-	rc = CALL(&q, q.api.ompd_process_initialize(&actx, &q.ah), "ompd_process_initialize");
+	rc = CALL(&q, q.api.ompd_process_initialize(cq_ompd_aspace_context(), &q.ah), "ompd_process_initialize");
 	json_t *proc = json_object();
 	json_object_set_new(proc, "record", json_string("process"));
 	json_object_set_new(proc, "initialize_rc", rc_json(rc));

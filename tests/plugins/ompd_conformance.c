@@ -10,7 +10,14 @@
  * $CQ_CONFORMANCE_EXE, else from the target's program_invocation_short_name, else
  * "fixprog". CQ_CONFORMANCE_HOSTILE=1 adds checks that a buggy host may not survive.
  * Entry points the host needs but this plugin has no answer for return
- * ompd_rc_unsupported or ompd_rc_unavailable (no thread is an OpenMP thread). */
+ * ompd_rc_unsupported or ompd_rc_unavailable (no thread is an OpenMP thread).
+ *
+ * Built with CQ_CONFORMANCE_TR (ompd_conformance_tr.c) it is a plugin of the OMPD TR 2.001
+ * ABI instead (ompd/tr_abi.h): the same checks through the TR's callback table, minus what
+ * the TR lacks (read_string, file_name scoping) and plus what only it has (thread ids in
+ * target byte order, thread context -> address space context, signed counts). The TR has
+ * no ICV enumeration, so that build reports its checks as display control variables
+ * "conformance/<check>=<1|0> <detail>". */
 #include <inttypes.h>
 #include <omp-tools.h>
 #include <stdarg.h>
@@ -53,7 +60,34 @@ struct check {
 	char detail[DETAIL_LEN];
 };
 
-static const ompd_callbacks_t *cb;
+#ifdef CQ_CONFORMANCE_TR
+#include "ompd/tr_abi.h"
+typedef cq_tr_callbacks callbacks_t;
+typedef cq_tr_type_sizes sizes_t;
+#define CB_ALLOC(n, p) cb->d_alloc_memory(n, p)
+#define CB_FREE(p) cb->d_free_memory(p)
+#define CB_PRINT(str) cb->print_string(str)
+#define CB_SIZEOF(sz) cb->t_sizeof_prim_type(actx, sz)
+#define CB_LOOKUP(t, name, a, file) cb->t_symbol_addr_lookup(actx, t, name, a)
+#define CB_READ(t, a, n, buf) cb->t_read_memory(actx, t, a, n, buf)
+#define CB_WRITE(t, a, n, buf) cb->t_write_memory(actx, t, a, n, buf)
+#define CB_TO_HOST(in, unit, count, out) cb->target_to_host(actx, in, unit, count, out)
+#define CB_TO_TARGET(in, unit, count, out) cb->host_to_target(actx, in, unit, count, out)
+#else
+typedef ompd_callbacks_t callbacks_t;
+typedef ompd_device_type_sizes_t sizes_t;
+#define CB_ALLOC(n, p) cb->alloc_memory(n, p)
+#define CB_FREE(p) cb->free_memory(p)
+#define CB_PRINT(str) cb->print_string(str, 0)
+#define CB_SIZEOF(sz) cb->sizeof_type(actx, sz)
+#define CB_LOOKUP(t, name, a, file) cb->symbol_addr_lookup(actx, t, name, a, file)
+#define CB_READ(t, a, n, buf) cb->read_memory(actx, t, a, n, buf)
+#define CB_WRITE(t, a, n, buf) cb->write_memory(actx, t, a, n, buf)
+#define CB_TO_HOST(in, unit, count, out) cb->device_to_host(actx, in, unit, count, out)
+#define CB_TO_TARGET(in, unit, count, out) cb->host_to_device(actx, in, unit, count, out)
+#endif
+
+static const callbacks_t *cb;
 static struct check checks[MAX_CHECKS];
 static size_t nchecks;
 static unsigned nfailed;
@@ -98,16 +132,52 @@ static const char *rcname(ompd_rc_t rc)
 /* ---- helpers over the callbacks ---- */
 
 static ompd_address_space_context_t *actx;
-static ompd_device_type_sizes_t sizes;
+static sizes_t sizes;
 static int sizes_ok;
 
 static ompd_rc_t lookup(const char *name, ompd_thread_context_t *t, const char *file,
 			uint64_t *addr)
 {
 	ompd_address_t a = {0, 0};
-	ompd_rc_t rc = cb->symbol_addr_lookup(actx, t, name, &a, file);
+	ompd_rc_t rc = CB_LOOKUP(t, name, &a, file);
 	*addr = rc == ompd_rc_ok ? a.address : 0;
 	return rc;
+}
+
+/* A thread context for the operating-system thread id @p id (host order, @p size bytes). */
+static ompd_rc_t thread_context(int kind, unsigned size, const void *id, ompd_thread_context_t **ret)
+{
+#ifdef CQ_CONFORMANCE_TR
+	/* TR §3.4: ids cross the interface in the target's format */
+	uint8_t t[8];
+	if (size > sizeof(t))
+		return ompd_rc_bad_input;
+	ompd_rc_t rc = CB_TO_TARGET(id, (int)size, 1, t);
+	if (rc != ompd_rc_ok)
+		return rc;
+	return cb->get_thread_context_for_osthread(actx, kind, size, t, ret);
+#else
+	return cb->get_thread_context_for_thread_id(actx, kind, size, id, ret);
+#endif
+}
+
+/* A NUL-terminated string of at most @p n bytes (with its NUL) at @p a. The TR has no
+ * read_string: there it is read byte by byte. */
+static ompd_rc_t read_str(ompd_thread_context_t *t, const ompd_address_t *a, uint64_t n, char *buf)
+{
+#ifdef CQ_CONFORMANCE_TR
+	for (uint64_t i = 0; i < n; i++) {
+		ompd_address_t b = {a->segment, a->address + i};
+		ompd_rc_t rc = CB_READ(t, &b, 1, buf + i);
+		if (rc != ompd_rc_ok)
+			return rc;
+		if (!buf[i])
+			return ompd_rc_ok;
+	}
+	return ompd_rc_error;
+#else
+	return cb->read_string(actx, t, a, n, buf);
+#endif
 }
 
 /* Read one unsigned value of @p size bytes at @p addr, converted to host order (out of
@@ -117,10 +187,10 @@ static ompd_rc_t read_uint(ompd_thread_context_t *t, uint64_t addr, unsigned siz
 	uint8_t raw[8], host[8];
 	ompd_address_t a = {0, addr};
 	*v = 0;
-	ompd_rc_t rc = cb->read_memory(actx, t, &a, size, raw);
+	ompd_rc_t rc = CB_READ(t, &a, size, raw);
 	if (rc != ompd_rc_ok)
 		return rc;
-	rc = cb->device_to_host(actx, raw, size, 1, host);
+	rc = CB_TO_HOST(raw, size, 1, host);
 	if (rc != ompd_rc_ok)
 		return rc;
 	switch (size) {
@@ -155,7 +225,7 @@ static uint64_t host_value(const void *p, unsigned size)
 
 static void check_sizeof(void)
 {
-	ompd_rc_t rc = cb->sizeof_type(actx, &sizes);
+	ompd_rc_t rc = CB_SIZEOF(&sizes);
 	sizes_ok = rc == ompd_rc_ok;
 	check(sizes_ok, "sizeof/rc", "sizeof_type: %s", rcname(rc));
 	if (!sizes_ok) {
@@ -202,7 +272,7 @@ static void find_exe_name(void)
 	    read_ptr(NULL, a, &p) == ompd_rc_ok && p) {
 		ompd_address_t sa = {0, p};
 		char buf[sizeof(exe_name)];
-		if (cb->read_string(actx, NULL, &sa, sizeof(buf), buf) == ompd_rc_ok && buf[0]) {
+		if (read_str(NULL, &sa, sizeof(buf), buf) == ompd_rc_ok && buf[0]) {
 			snprintf(exe_name, sizeof(exe_name), "%s", buf);
 			exe_name_from = "program_invocation_short_name";
 			return;
@@ -236,7 +306,9 @@ static void check_symbols(void)
 
 	find_exe_name();
 	uint64_t a;
-	ompd_rc_t rc = lookup("fx_u32", NULL, exe_name, &a);
+	ompd_rc_t rc;
+#ifndef CQ_CONFORMANCE_TR /* the TR's symbol lookup has no file_name */
+	rc = lookup("fx_u32", NULL, exe_name, &a);
 	check(rc == ompd_rc_ok && a == gaddr[G_U32], "symbol/file_exe",
 	      "file_name \"%s\" (%s): expected 0x%" PRIx64 ", got %s 0x%" PRIx64, exe_name,
 	      exe_name_from, gaddr[G_U32], rcname(rc), a);
@@ -247,13 +319,16 @@ static void check_symbols(void)
 	rc = lookup("fx_u32", NULL, "no-such-file.so", &a);
 	check(rc != ompd_rc_ok, "symbol/file_bogus",
 	      "file_name \"no-such-file.so\": expected failure, got %s 0x%" PRIx64, rcname(rc), a);
+#endif
 	rc = lookup("fx_no_such_symbol", NULL, NULL, &a);
 	check(rc != ompd_rc_ok, "symbol/missing",
 	      "fx_no_such_symbol: expected failure, got %s 0x%" PRIx64, rcname(rc), a);
+#ifndef CQ_CONFORMANCE_TR
 	rc = lookup("fx_no_such_symbol", NULL, exe_name, &a);
 	check(rc != ompd_rc_ok, "symbol/missing_in_file",
 	      "fx_no_such_symbol in \"%s\": expected failure, got %s 0x%" PRIx64, exe_name,
 	      rcname(rc), a);
+#endif
 	rc = lookup("", NULL, NULL, &a);
 	check(rc != ompd_rc_ok, "symbol/empty_name", "\"\": expected failure, got %s 0x%" PRIx64,
 	      rcname(rc), a);
@@ -295,8 +370,8 @@ static void check_scalars(void)
 			continue;
 		}
 		/* out of place */
-		ompd_rc_t rc = cb->read_memory(actx, NULL, &a, n, raw);
-		ompd_rc_t rc2 = rc == ompd_rc_ok ? cb->device_to_host(actx, raw, n, 1, out) : rc;
+		ompd_rc_t rc = CB_READ(NULL, &a, n, raw);
+		ompd_rc_t rc2 = rc == ompd_rc_ok ? CB_TO_HOST(raw, n, 1, out) : rc;
 		uint64_t v = host_value(out, n);
 		snprintf(name, sizeof(name), "read/%s", s[i].label);
 		check(rc2 == ompd_rc_ok && v == s[i].want, name,
@@ -304,7 +379,7 @@ static void check_scalars(void)
 		      rcname(rc), rcname(rc2), v);
 		/* in place */
 		memcpy(inplace, raw, n);
-		rc = cb->device_to_host(actx, inplace, n, 1, inplace);
+		rc = CB_TO_HOST(inplace, n, 1, inplace);
 		v = host_value(inplace, n);
 		snprintf(name, sizeof(name), "convert/inplace_%s", s[i].label);
 		check(rc == ompd_rc_ok && v == s[i].want, name,
@@ -319,13 +394,13 @@ static void check_scalars(void)
 		case 4: { uint32_t x = (uint32_t)w; memcpy(hv, &x, 4); break; }
 		default: memcpy(hv, &w, 8); break;
 		}
-		rc = cb->host_to_device(actx, hv, n, 1, back);
+		rc = CB_TO_TARGET(hv, n, 1, back);
 		int same = rc == ompd_rc_ok && memcmp(back, raw, n) == 0;
 		memcpy(inplace, hv, n);
-		rc2 = cb->host_to_device(actx, inplace, n, 1, inplace);
+		rc2 = CB_TO_TARGET(inplace, n, 1, inplace);
 		int same2 = rc2 == ompd_rc_ok && memcmp(inplace, raw, n) == 0;
 		/* and back again */
-		ompd_rc_t rc3 = cb->device_to_host(actx, back, n, 1, back);
+		ompd_rc_t rc3 = CB_TO_HOST(back, n, 1, back);
 		int round = rc3 == ompd_rc_ok && host_value(back, n) == s[i].want;
 		snprintf(name, sizeof(name), "convert/roundtrip_%s", s[i].label);
 		check(same && same2 && round, name,
@@ -344,9 +419,9 @@ static void check_arrays(void)
 {
 	uint8_t raw[8 * (FX_NTHREADS + 1)];
 	ompd_address_t a = {0, gaddr[G_TIDS]};
-	ompd_rc_t rc = gok[G_TIDS] ? cb->read_memory(actx, NULL, &a, sizeof(tids), raw) :
+	ompd_rc_t rc = gok[G_TIDS] ? CB_READ(NULL, &a, sizeof(tids), raw) :
 				     ompd_rc_unavailable;
-	ompd_rc_t rc2 = rc == ompd_rc_ok ? cb->device_to_host(actx, raw, 4, FX_NTHREADS + 1, tids) : rc;
+	ompd_rc_t rc2 = rc == ompd_rc_ok ? CB_TO_HOST(raw, 4, FX_NTHREADS + 1, tids) : rc;
 	int distinct = 1;
 	for (int i = 0; i <= FX_NTHREADS; i++)
 		for (int j = i + 1; j <= FX_NTHREADS; j++)
@@ -362,10 +437,10 @@ static void check_arrays(void)
 	      tids[1], tids[2], tids[3], tids[4]);
 
 	a.address = gaddr[G_TLS_ADDR];
-	rc = gok[G_TLS_ADDR] ? cb->read_memory(actx, NULL, &a, sizeof(tls_addr), raw) :
+	rc = gok[G_TLS_ADDR] ? CB_READ(NULL, &a, sizeof(tls_addr), raw) :
 			       ompd_rc_unavailable;
 	/* in place, 5 units of 8 */
-	rc2 = rc == ompd_rc_ok ? cb->device_to_host(actx, raw, 8, FX_NTHREADS + 1, raw) : rc;
+	rc2 = rc == ompd_rc_ok ? CB_TO_HOST(raw, 8, FX_NTHREADS + 1, raw) : rc;
 	memcpy(tls_addr, raw, sizeof(tls_addr));
 	distinct = 1;
 	for (int i = 0; i <= FX_NTHREADS; i++)
@@ -387,7 +462,7 @@ static void check_struct(void)
 	uint8_t raw[32];
 	unsigned psize = sizes_ok ? (unsigned)sizes.sizeof_pointer : 8;
 	ompd_address_t a = {0, gaddr[G_STRUCT]};
-	ompd_rc_t rc = gok[G_STRUCT] ? cb->read_memory(actx, NULL, &a, 24 + psize, raw) :
+	ompd_rc_t rc = gok[G_STRUCT] ? CB_READ(NULL, &a, 24 + psize, raw) :
 				       ompd_rc_unavailable;
 	if (rc != ompd_rc_ok) {
 		check(0, "struct/read", "fx_struct (%u bytes): %s", 24 + psize, rcname(rc));
@@ -399,11 +474,11 @@ static void check_struct(void)
 	uint32_t cv;
 	uint64_t dv, pv = 0;
 	ompd_rc_t r[5];
-	r[0] = cb->device_to_host(actx, raw + 0, 1, 1, &av);
-	r[1] = cb->device_to_host(actx, raw + 2, 2, 1, &bv);
-	r[2] = cb->device_to_host(actx, raw + 4, 4, 1, &cv);
-	r[3] = cb->device_to_host(actx, raw + 8, 8, 1, &dv);
-	r[4] = cb->device_to_host(actx, raw + 24, psize, 1, raw + 24);
+	r[0] = CB_TO_HOST(raw + 0, 1, 1, &av);
+	r[1] = CB_TO_HOST(raw + 2, 2, 1, &bv);
+	r[2] = CB_TO_HOST(raw + 4, 4, 1, &cv);
+	r[3] = CB_TO_HOST(raw + 8, 8, 1, &dv);
+	r[4] = CB_TO_HOST(raw + 24, psize, 1, raw + 24);
 	pv = host_value(raw + 24, psize);
 	int rcs = 1;
 	for (int i = 0; i < 5; i++)
@@ -427,7 +502,7 @@ static void check_bss(void)
 {
 	static uint8_t buf[FX_BSS_SIZE];
 	ompd_address_t a = {0, gaddr[G_BSS]};
-	ompd_rc_t rc = gok[G_BSS] ? cb->read_memory(actx, NULL, &a, sizeof(buf), buf) :
+	ompd_rc_t rc = gok[G_BSS] ? CB_READ(NULL, &a, sizeof(buf), buf) :
 				    ompd_rc_unavailable;
 	int bad = -1;
 	for (int i = 0; rc == ompd_rc_ok && i < FX_BSS_SIZE; i++)
@@ -450,6 +525,7 @@ static int canary_intact(const uint8_t *p, size_t n)
 
 static void check_strings(void)
 {
+#ifndef CQ_CONFORMANCE_TR
 	const size_t len = sizeof(FX_STR_VAL) - 1;
 	uint8_t buf[64 + 32];
 	ompd_address_t a = {0, gaddr[G_STR]};
@@ -528,6 +604,7 @@ static void check_strings(void)
 	check(rc == ompd_rc_ok && strcmp((char *)buf, FX_STRUCT_NAME) == 0 && canary_intact(buf + 8, 32),
 	      "string/struct_name", "fx_struct.name, nbytes 8: %s \"%.8s\"", rcname(rc),
 	      rc == ompd_rc_ok ? (char *)buf : "");
+#endif
 }
 
 static void check_faults(void)
@@ -547,20 +624,41 @@ static void check_faults(void)
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
 		ompd_address_t a = {0, f[i].addr};
 		memset(buf, CANARY, sizeof(buf));
-		ompd_rc_t rc = cb->read_memory(actx, NULL, &a, f[i].n, buf);
+		ompd_rc_t rc = CB_READ(NULL, &a, f[i].n, buf);
 		check(rc != ompd_rc_ok && canary_intact(buf + f[i].n, sizeof(buf) - f[i].n), f[i].name,
 		      "read_memory(0x%" PRIx64 ", %" PRIu64 "): expected failure, got %s", f[i].addr,
 		      f[i].n, rcname(rc));
 	}
+	ompd_rc_t rc;
+#ifdef CQ_CONFORMANCE_TR
+	/* the TR's counts are signed */
+	ompd_address_t g = {0, gaddr[G_U32]};
+	memset(buf, CANARY, sizeof(buf));
+	rc = gok[G_U32] ? CB_READ(NULL, &g, -1, buf) : ompd_rc_unavailable;
+	check(gok[G_U32] && rc != ompd_rc_ok && canary_intact(buf, sizeof(buf)), "fault/read_negative",
+	      "t_read_memory(fx_u32, -1): expected failure, got %s", rcname(rc));
+	uint8_t in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
+	memset(out, CANARY, sizeof(out));
+	rc = CB_TO_HOST(in, 4, -2, out);
+	check(rc != ompd_rc_ok && canary_intact(out, sizeof(out)), "convert/negative_count",
+	      "target_to_host(unit 4, count -2): expected failure, got %s", rcname(rc));
+	rc = CB_TO_HOST(in, 0, 1, out);
+	check(rc != ompd_rc_ok && canary_intact(out, sizeof(out)), "convert/unit_0",
+	      "target_to_host(unit 0): expected failure, got %s", rcname(rc));
+	rc = CB_TO_HOST(in, -4, 1, out);
+	check(rc != ompd_rc_ok && canary_intact(out, sizeof(out)), "convert/negative_unit",
+	      "target_to_host(unit -4): expected failure, got %s", rcname(rc));
+#else
 	ompd_address_t z = {0, 0};
 	memset(buf, CANARY, sizeof(buf));
-	ompd_rc_t rc = cb->read_string(actx, NULL, &z, 16, buf);
+	rc = cb->read_string(actx, NULL, &z, 16, buf);
 	check(rc != ompd_rc_ok && canary_intact(buf + 16, 32), "fault/read_string_0",
 	      "read_string(0): expected failure, got %s", rcname(rc));
+#endif
 	/* write_memory: a core is never written */
 	uint8_t v[4] = {1, 2, 3, 4};
 	ompd_address_t a = {0, gaddr[G_U32]};
-	rc = gok[G_U32] ? cb->write_memory(actx, NULL, &a, 4, v) : ompd_rc_unavailable;
+	rc = gok[G_U32] ? CB_WRITE(NULL, &a, 4, v) : ompd_rc_unavailable;
 	check(gok[G_U32] && rc != ompd_rc_ok, "write/refused",
 	      "write_memory(fx_u32): expected refusal, got %s", rcname(rc));
 	uint64_t after = 0;
@@ -581,10 +679,10 @@ static void check_threads(void)
 		ompd_thread_context_t *c8 = NULL, *c4 = NULL;
 		uint64_t id8 = (uint64_t)(uint32_t)tids[i];
 		uint32_t id4 = (uint32_t)tids[i];
-		ompd_rc_t rc8 = cb->get_thread_context_for_thread_id(actx, OMPD_THREAD_ID_LWP, 8, &id8, &c8);
+		ompd_rc_t rc8 = thread_context(OMPD_THREAD_ID_LWP, 8, &id8, &c8);
 		snprintf(name, sizeof(name), "threads/%d/lwp8", i);
 		check(rc8 == ompd_rc_ok && c8, name, "tid %d, 8-byte id: %s", tids[i], rcname(rc8));
-		ompd_rc_t rc4 = cb->get_thread_context_for_thread_id(actx, OMPD_THREAD_ID_LWP, 4, &id4, &c4);
+		ompd_rc_t rc4 = thread_context(OMPD_THREAD_ID_LWP, 4, &id4, &c4);
 		snprintf(name, sizeof(name), "threads/%d/lwp4", i);
 		check(rc4 == ompd_rc_ok && c4, name, "tid %d, 4-byte id: %s", tids[i], rcname(rc4));
 		if (rc8 != ompd_rc_ok || !c8)
@@ -633,7 +731,7 @@ static void check_threads(void)
 		memset(got, CANARY, sizeof(got));
 		rc = lookup("fx_t_name", c8, NULL, &a);
 		ompd_address_t sa = {0, a};
-		rc = rc == ompd_rc_ok ? cb->read_string(actx, c8, &sa, 16, got) : rc;
+		rc = rc == ompd_rc_ok ? read_str(c8, &sa, 16, got) : rc;
 		snprintf(name, sizeof(name), "tls/%d/name", i);
 		check(rc == ompd_rc_ok && strcmp(got, want) == 0 && canary_intact((uint8_t *)got + 16, 16),
 		      name, "fx_t_name: expected \"%s\", got %s \"%.16s\"", want, rcname(rc),
@@ -643,11 +741,23 @@ static void check_threads(void)
 	/* scoped to the executable, with a thread */
 	ompd_thread_context_t *c0 = NULL;
 	uint64_t id0 = (uint64_t)(uint32_t)tids[0], a = 0;
-	ompd_rc_t rc = cb->get_thread_context_for_thread_id(actx, OMPD_THREAD_ID_LWP, 8, &id0, &c0);
+	ompd_rc_t rc = thread_context(OMPD_THREAD_ID_LWP, 8, &id0, &c0);
+#ifdef CQ_CONFORMANCE_TR
+	/* from a thread context back to its address space */
+	ompd_address_space_context_t *back = NULL;
+	ompd_rc_t rcb = rc == ompd_rc_ok ? cb->get_address_space_context_for_thread(c0, &back) : rc;
+	check(rcb == ompd_rc_ok && back == actx, "threads/address_space",
+	      "get_address_space_context_for_thread: %s, %s the process context", rcname(rcb),
+	      back == actx ? "is" : "is NOT");
+	rcb = cb->get_address_space_context_for_thread(NULL, &back);
+	check(rcb != ompd_rc_ok, "threads/address_space_null",
+	      "get_address_space_context_for_thread(NULL): expected failure, got %s", rcname(rcb));
+#else
 	rc = rc == ompd_rc_ok ? lookup("fx_t_u32", c0, exe_name, &a) : rc;
 	check(rc == ompd_rc_ok && tls_addr_ok && a == tls_addr[0], "tls/file_exe",
 	      "&fx_t_u32 of thread 0 in \"%s\": expected 0x%" PRIx64 ", got %s 0x%" PRIx64,
 	      exe_name, tls_addr[0], rcname(rc), a);
+#endif
 
 	/* a TLS symbol without a thread has no address */
 	rc = lookup("fx_t_u32", NULL, NULL, &a);
@@ -662,22 +772,22 @@ static void check_threads(void)
 	ompd_thread_context_t *c = NULL;
 	uint64_t u8 = (uint32_t)unknown;
 	uint32_t u4 = (uint32_t)unknown;
-	rc = cb->get_thread_context_for_thread_id(actx, OMPD_THREAD_ID_LWP, 8, &u8, &c);
+	rc = thread_context(OMPD_THREAD_ID_LWP, 8, &u8, &c);
 	check(rc != ompd_rc_ok, "threads/unknown_lwp8", "tid %d: expected failure, got %s",
 	      unknown, rcname(rc));
-	rc = cb->get_thread_context_for_thread_id(actx, OMPD_THREAD_ID_LWP, 4, &u4, &c);
+	rc = thread_context(OMPD_THREAD_ID_LWP, 4, &u4, &c);
 	check(rc != ompd_rc_ok, "threads/unknown_lwp4", "tid %d: expected failure, got %s",
 	      unknown, rcname(rc));
 	/* the high half of an 8-byte id is part of the id */
 	u8 = ((uint64_t)1 << 32) | (uint32_t)tids[0];
-	rc = cb->get_thread_context_for_thread_id(actx, OMPD_THREAD_ID_LWP, 8, &u8, &c);
+	rc = thread_context(OMPD_THREAD_ID_LWP, 8, &u8, &c);
 	check(rc != ompd_rc_ok, "threads/lwp8_high_bits",
 	      "id 0x%" PRIx64 ": expected failure, got %s", u8, rcname(rc));
 	uint16_t id2 = (uint16_t)tids[0];
-	rc = cb->get_thread_context_for_thread_id(actx, OMPD_THREAD_ID_LWP, 2, &id2, &c);
+	rc = thread_context(OMPD_THREAD_ID_LWP, 2, &id2, &c);
 	check(rc != ompd_rc_ok, "threads/bad_size", "2-byte id: expected failure, got %s",
 	      rcname(rc));
-	rc = cb->get_thread_context_for_thread_id(actx, 0x7777, 8, &id0, &c);
+	rc = thread_context(0x7777, 8, &id0, &c);
 	check(rc != ompd_rc_ok, "threads/bad_kind", "kind 0x7777: expected failure, got %s",
 	      rcname(rc));
 }
@@ -685,42 +795,42 @@ static void check_threads(void)
 static void check_alloc(void)
 {
 	void *p = (void *)1;
-	ompd_rc_t rc = cb->alloc_memory((ompd_size_t)1 << 62, &p);
+	ompd_rc_t rc = CB_ALLOC((ompd_size_t)1 << 62, &p);
 	check(rc != ompd_rc_ok, "alloc/huge", "alloc_memory(1<<62): expected failure, got %s",
 	      rcname(rc));
 	if (rc == ompd_rc_ok && p)
-		cb->free_memory(p);
-	rc = cb->alloc_memory(UINT64_MAX, &p);
+		CB_FREE(p);
+	rc = CB_ALLOC(UINT64_MAX, &p);
 	check(rc != ompd_rc_ok, "alloc/max", "alloc_memory(UINT64_MAX): expected failure, got %s",
 	      rcname(rc));
 	if (rc == ompd_rc_ok && p)
-		cb->free_memory(p);
+		CB_FREE(p);
 	if (sizeof(void *) == 4) {
 		/* 4 GiB + 16 must not wrap to 16 bytes in a 32-bit host */
-		rc = cb->alloc_memory(((ompd_size_t)1 << 32) + 16, &p);
+		rc = CB_ALLOC(((ompd_size_t)1 << 32) + 16, &p);
 		check(rc != ompd_rc_ok, "alloc/wrap32",
 		      "alloc_memory(4 GiB + 16) in a 32-bit host: expected failure, got %s", rcname(rc));
 		if (rc == ompd_rc_ok && p)
-			cb->free_memory(p);
+			CB_FREE(p);
 	}
 	p = NULL;
-	rc = cb->alloc_memory(4096, &p);
+	rc = CB_ALLOC(4096, &p);
 	int ok = rc == ompd_rc_ok && p;
 	if (ok)
 		memset(p, 0xab, 4096);
-	ompd_rc_t rc2 = ok ? cb->free_memory(p) : ompd_rc_unavailable;
+	ompd_rc_t rc2 = ok ? CB_FREE(p) : ompd_rc_unavailable;
 	check(ok && rc2 == ompd_rc_ok, "alloc/normal", "alloc_memory(4096): %s, free_memory: %s",
 	      rcname(rc), rcname(rc2));
 	p = NULL;
-	rc = cb->alloc_memory(0, &p);
-	rc2 = rc == ompd_rc_ok && p ? cb->free_memory(p) : ompd_rc_ok;
+	rc = CB_ALLOC(0, &p);
+	rc2 = rc == ompd_rc_ok && p ? CB_FREE(p) : ompd_rc_ok;
 	check(rc2 == ompd_rc_ok, "alloc/zero", "alloc_memory(0): %s, free: %s", rcname(rc),
 	      rcname(rc2));
 }
 
 static void check_print(void)
 {
-	ompd_rc_t rc = cb->print_string("ompd_conformance: checking the host's callbacks\n", 0);
+	ompd_rc_t rc = CB_PRINT("ompd_conformance: checking the host's callbacks\n");
 	check(rc == ompd_rc_ok, "print_string", "print_string: %s", rcname(rc));
 }
 
@@ -744,6 +854,151 @@ static void run_checks(void)
 }
 
 /* ---- entry points ---- */
+
+/* Both ABIs: the checks run when the host opens the core. */
+EXPORT ompd_rc_t ompd_process_initialize(ompd_address_space_context_t *context,
+					 ompd_address_space_handle_t **handle)
+{
+	if (!cb)
+		return ompd_rc_stale_handle;
+	if (!context || !handle)
+		return ompd_rc_bad_input;
+	void *p = NULL;
+	if (CB_ALLOC(sizeof(struct _ompd_aspace_handle), &p) != ompd_rc_ok || !p)
+		return ompd_rc_nomem;
+	struct _ompd_aspace_handle *h = p;
+	h->context = context;
+	actx = context;
+	run_checks();
+	*handle = h;
+	return ompd_rc_ok;
+}
+
+EXPORT ompd_rc_t ompd_finalize(void)
+{
+	cb = NULL;
+	return ompd_rc_ok;
+}
+
+static ompd_rc_t release_address_space(ompd_address_space_handle_t *handle)
+{
+	if (!handle)
+		return ompd_rc_stale_handle;
+	if (cb)
+		CB_FREE(handle);
+	return ompd_rc_ok;
+}
+
+#ifdef CQ_CONFORMANCE_TR
+
+EXPORT ompd_rc_t ompd_get_version(int *version)
+{
+	if (!version)
+		return ompd_rc_bad_input;
+	/* the TR 2.001 of July 2016; CQ_CONFORMANCE_TR_VERSION tests the host's version check */
+	const char *v = getenv("CQ_CONFORMANCE_TR_VERSION");
+	*version = v && *v ? atoi(v) : 201607;
+	return ompd_rc_ok;
+}
+
+EXPORT ompd_rc_t ompd_get_version_string(const char **string)
+{
+	if (!string)
+		return ompd_rc_bad_input;
+	*string = "coreq OMPD conformance test plugin, TR 2.001 ABI (checks the host's callbacks "
+		  "against fixprog; results are the conformance/* display control variables)";
+	return ompd_rc_ok;
+}
+
+EXPORT ompd_rc_t ompd_initialize(const cq_tr_callbacks *callbacks)
+{
+	if (!callbacks)
+		return ompd_rc_bad_input;
+	const void *fns[] = {
+		(const void *)callbacks->d_alloc_memory, (const void *)callbacks->d_free_memory,
+		(const void *)callbacks->print_string, (const void *)callbacks->t_sizeof_prim_type,
+		(const void *)callbacks->t_symbol_addr_lookup, (const void *)callbacks->t_read_memory,
+		(const void *)callbacks->t_write_memory, (const void *)callbacks->target_to_host,
+		(const void *)callbacks->host_to_target,
+		(const void *)callbacks->get_thread_context_for_osthread,
+		(const void *)callbacks->get_address_space_context_for_thread};
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if (!fns[i]) {
+			fprintf(stderr, "ompd_conformance: TR callback %zu is NULL\n", i);
+			return ompd_rc_bad_input;
+		}
+	cb = callbacks;
+	return ompd_rc_ok;
+}
+
+EXPORT ompd_rc_t ompd_release_address_space_handle(ompd_address_space_handle_t *handle)
+{
+	return release_address_space(handle);
+}
+
+/* The checks, "conformance/<check>=<1|0> <detail>", then the summary; allocated through
+ * the host, which releases them with ompd_release_display_control_vars. */
+EXPORT ompd_rc_t ompd_get_display_control_vars(ompd_address_space_handle_t *handle,
+					       const char *const **vars)
+{
+	if (!handle || !vars || !cb)
+		return ompd_rc_bad_input;
+	size_t n = nchecks + 1;
+	char **v = NULL;
+	if (CB_ALLOC((n + 1) * sizeof(char *), (void **)&v) != ompd_rc_ok || !v)
+		return ompd_rc_nomem;
+	for (size_t i = 0; i < n; i++) {
+		char line[NAME_LEN + DETAIL_LEN + 16];
+		if (i < nchecks)
+			snprintf(line, sizeof(line), "%.*s=%d %.*s", NAME_LEN, checks[i].name,
+				 checks[i].pass, DETAIL_LEN, checks[i].detail);
+		else
+			snprintf(line, sizeof(line), "conformance/summary=%u %.*s", nfailed, DETAIL_LEN,
+				 summary_detail);
+		v[i] = NULL;
+		if (CB_ALLOC(strlen(line) + 1, (void **)&v[i]) != ompd_rc_ok || !v[i])
+			return ompd_rc_nomem;
+		memcpy(v[i], line, strlen(line) + 1);
+	}
+	v[n] = NULL;
+	*vars = (const char *const *)v;
+	return ompd_rc_ok;
+}
+
+EXPORT ompd_rc_t ompd_release_display_control_vars(const char *const **vars)
+{
+	if (!vars || !*vars || !cb)
+		return ompd_rc_bad_input;
+	for (size_t i = 0; (*vars)[i]; i++)
+		CB_FREE((void *)(*vars)[i]);
+	CB_FREE((void *)*vars);
+	*vars = NULL;
+	return ompd_rc_ok;
+}
+
+/* No thread is an OpenMP thread: the rest of the TR answers "unavailable". */
+#define NONE(name, args) EXPORT ompd_rc_t name args { return ompd_rc_unavailable; }
+NONE(ompd_get_thread_handle, (ompd_address_space_handle_t *h, int kind, uint64_t size,
+			      const void *id, ompd_thread_handle_t **th))
+NONE(ompd_get_thread_in_parallel, (ompd_parallel_handle_t *p, ompd_thread_handle_t ***v, int *n))
+NONE(ompd_release_thread_handle, (ompd_thread_handle_t *th))
+NONE(ompd_get_osthread, (ompd_thread_handle_t *th, int kind, uint64_t size, void *id))
+NONE(ompd_get_state, (ompd_thread_handle_t *th, int *state, ompd_wait_id_t *wait_id))
+NONE(ompd_get_top_parallel_region, (ompd_thread_handle_t *th, ompd_parallel_handle_t **p))
+NONE(ompd_get_enclosing_parallel_handle, (ompd_parallel_handle_t *p, ompd_parallel_handle_t **o))
+NONE(ompd_get_task_parallel_handle, (ompd_task_handle_t *t, ompd_parallel_handle_t **p))
+NONE(ompd_release_parallel_handle, (ompd_parallel_handle_t *p))
+NONE(ompd_get_top_task_region, (ompd_thread_handle_t *th, ompd_task_handle_t **t))
+NONE(ompd_get_generating_ancestor_task_region, (ompd_task_handle_t *t, ompd_task_handle_t **p))
+NONE(ompd_get_scheduling_ancestor_task_region, (ompd_task_handle_t *t, ompd_task_handle_t **p))
+NONE(ompd_get_implicit_task_in_parallel, (ompd_parallel_handle_t *p, ompd_task_handle_t ***v, int *n))
+NONE(ompd_release_task_handle, (ompd_task_handle_t *t))
+NONE(ompd_get_task_function, (ompd_task_handle_t *t, ompd_address_t *entry))
+NONE(ompd_get_task_frame, (ompd_task_handle_t *t, ompd_address_t *exit_addr, ompd_address_t *reenter))
+NONE(ompd_get_num_procs, (ompd_address_space_handle_t *h, int64_t *val))
+#undef NONE
+
+#else /* OpenMP 5.1 */
 
 EXPORT ompd_rc_t ompd_initialize(ompd_word_t api_version, const ompd_callbacks_t *callbacks)
 {
@@ -785,31 +1040,6 @@ EXPORT ompd_rc_t ompd_get_version_string(const char **string)
 	return ompd_rc_ok;
 }
 
-EXPORT ompd_rc_t ompd_finalize(void)
-{
-	cb = NULL;
-	return ompd_rc_ok;
-}
-
-EXPORT ompd_rc_t ompd_process_initialize(ompd_address_space_context_t *context,
-					 ompd_address_space_handle_t **handle)
-{
-	if (!cb)
-		return ompd_rc_stale_handle;
-	if (!context || !handle)
-		return ompd_rc_bad_input;
-	void *p = NULL;
-	ompd_rc_t rc = cb->alloc_memory(sizeof(struct _ompd_aspace_handle), &p);
-	if (rc != ompd_rc_ok || !p)
-		return ompd_rc_nomem;
-	struct _ompd_aspace_handle *h = p;
-	h->context = context;
-	actx = context;
-	run_checks();
-	*handle = h;
-	return ompd_rc_ok;
-}
-
 EXPORT ompd_rc_t ompd_device_initialize(ompd_address_space_handle_t *process_handle,
 					ompd_address_space_context_t *device_context,
 					ompd_device_t kind, ompd_size_t sizeof_id, void *id,
@@ -820,11 +1050,7 @@ EXPORT ompd_rc_t ompd_device_initialize(ompd_address_space_handle_t *process_han
 
 EXPORT ompd_rc_t ompd_rel_address_space_handle(ompd_address_space_handle_t *handle)
 {
-	if (!handle)
-		return ompd_rc_stale_handle;
-	if (cb)
-		cb->free_memory(handle);
-	return ompd_rc_ok;
+	return release_address_space(handle);
 }
 
 EXPORT ompd_rc_t ompd_get_omp_version(ompd_address_space_handle_t *address_space,
@@ -1020,9 +1246,11 @@ EXPORT ompd_rc_t ompd_get_icv_string_from_scope(void *handle, ompd_scope_t scope
 	size_t n = strlen(s) + 1;
 	void *p = NULL;
 	/* the host frees it: allocate through the host */
-	if (cb->alloc_memory(n, &p) != ompd_rc_ok || !p)
+	if (CB_ALLOC(n, &p) != ompd_rc_ok || !p)
 		return ompd_rc_nomem;
 	memcpy(p, s, n);
 	*icv_string = p;
 	return ompd_rc_ok;
 }
+
+#endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The entry points by which a plugin of the 2016 OMPD TR (2.001) shows itself: coreq must
- * recognize the older ABI and refuse it by name, never call into it as OpenMP 5.1. */
+/* Only the entry points by which a plugin of the 2016 OMPD TR (2.001) shows itself: coreq
+ * must recognize the older ABI, never call into it as OpenMP 5.1, and refuse it naming the
+ * TR entry points it lacks. */
 /* Not omp-tools.h: its prototypes are the 5.1 ones. */
 typedef enum { ompd_rc_ok = 0 } ompd_rc_t;
 

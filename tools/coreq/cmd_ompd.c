@@ -55,15 +55,20 @@ static void print_text(json_t *doc)
 {
 	json_t *plugin = json_object_get(doc, "plugin"), *proc = json_object_get(doc, "process");
 	printf("core:     %s (%s)\n", str(doc, "core"), str(doc, "arch"));
-	printf("plugin:   %s (%s; %s), %s\n", str(plugin, "path"), str(plugin, "source"),
+	printf("plugin:   %s (%s; %s)\n", str(plugin, "path"), str(plugin, "abi"),
+	       str(plugin, "source"));
+	printf("          %s, %s\n",
 	       str(plugin, "version_string") ? str(plugin, "version_string") : "no version string",
 	       str(json_object_get(plugin, "run"), "ended"));
 	printf("runtime:  %s\n", str(json_object_get(doc, "runtime"), "image") ?
 	       str(json_object_get(doc, "runtime"), "image") : "-");
 	if (proc) {
 		json_t *v = json_object_get(proc, "omp_version");
-		printf("OpenMP:   %lld %s\n", json_is_integer(v) ? (long long)json_integer_value(v) : 0LL,
-		       str(proc, "omp_version_string") ? str(proc, "omp_version_string") : "");
+		if (json_is_integer(v))
+			printf("OpenMP:   %lld %s\n", (long long)json_integer_value(v),
+			       str(proc, "omp_version_string") ? str(proc, "omp_version_string") : "");
+		else
+			printf("OpenMP:   version unknown (the plugin does not say)\n");
 		printf("address-space ICVs:\n");
 		print_icvs("  ", json_object_get(proc, "icvs"));
 		json_t *dcv = json_object_get(proc, "display_control_vars");
