@@ -12,6 +12,7 @@
 #include "decode.h"
 #include "image.h"
 #include "internal.h"
+#include "types.h"
 
 static int segment_cmp(const void *a, const void *b)
 {
@@ -153,6 +154,7 @@ struct cq_error *cq_core_open(const char *path, const struct cq_core_options *op
 	core->opts.sysroot = dup_opt(opts->sysroot);
 	core->opts.solib_search_path = dup_opt(opts->solib_search_path);
 	core->opts.debug_dir = dup_opt(opts->debug_dir);
+	core->opts.type_donors = dup_opt(opts->type_donors);
 	core->opts.max_inflated = opts->max_inflated;
 
 	struct cq_error *err = cq_file_open(path, opts->max_inflated, &core->file);
@@ -187,6 +189,7 @@ void cq_core_close(struct cq_core *core)
 {
 	if (!core)
 		return;
+	cq__core_free_types(core);
 	cq__core_free_images(core);
 	cq__bundle_free(core);
 	for (size_t i = 0; i < core->nthreads; i++) {
@@ -213,6 +216,7 @@ void cq_core_close(struct cq_core *core)
 	free((char *)core->opts.sysroot);
 	free((char *)core->opts.solib_search_path);
 	free((char *)core->opts.debug_dir);
+	free((char *)core->opts.type_donors);
 	free(core);
 }
 

@@ -27,6 +27,8 @@ struct cq_core_options {
 	const char *sysroot;         /**< prefix for absolute paths the core names */
 	const char *solib_search_path; /**< colon-separated directories, searched by basename */
 	const char *debug_dir;       /**< root of .build-id/xx/rest.debug and debuglink dirs */
+	/** Colon-separated ELF files whose DWARF supplies types no image has (types.h). */
+	const char *type_donors;
 	uint64_t max_inflated;       /**< bound for compressed inputs (0: default) */
 };
 
@@ -115,6 +117,8 @@ struct cq_core {
 
 	struct cq_problem *problems;
 	size_t nproblems;
+
+	struct cq_types *types;        /**< DWARF type index (types.c), built on first use */
 };
 
 struct cq_bundled_image {

@@ -242,3 +242,54 @@ char *cq_isolate_describe(const struct cq_isolate_result *r)
 	}
 	return n < 0 ? NULL : s;
 }
+
+struct retry {
+	cq_isolate_retry_fn fn;
+	void *arg;
+	const struct cq_isolate_deaths *deaths;
+};
+
+static int run_retry(void *arg, FILE *out)
+{
+	const struct retry *r = arg;
+	return r->fn(r->arg, r->deaths, out);
+}
+
+struct cq_error *cq_isolate_run_retrying(cq_isolate_retry_fn fn, void *arg, unsigned timeout_ms,
+					 struct cq_isolate_result *ret,
+					 struct cq_isolate_deaths *deaths)
+{
+	memset(deaths, 0, sizeof(*deaths));
+	struct retry r = {fn, arg, deaths};
+	for (unsigned run = 0;; run++) {
+		struct cq_error *err = cq_isolate_run(run_retry, &r, timeout_ms, ret);
+		if (err) {
+			cq_isolate_deaths_deinit(deaths);
+			return err;
+		}
+		/* an exit with a foreign call in progress is the foreign code calling exit() */
+		bool died = ret->end == CQ_ISOLATE_SIGNAL || ret->end == CQ_ISOLATE_TIMEOUT ||
+			    (ret->end == CQ_ISOLATE_EXIT && ret->call[0]);
+		if (!died || !ret->call[0] || run + 1 >= CQ_ISOLATE_MAX_RUNS ||
+		    (ret->end == CQ_ISOLATE_TIMEOUT && run >= 1))
+			return NULL;
+		char *call = strdup(ret->call), *how = cq_isolate_describe(ret);
+		if (!call || !how) {
+			free(call);
+			free(how);
+			return NULL; /* keep this run's result */
+		}
+		deaths->call[deaths->n] = call;
+		deaths->how[deaths->n++] = how;
+		cq_isolate_result_deinit(ret);
+	}
+}
+
+void cq_isolate_deaths_deinit(struct cq_isolate_deaths *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		free(d->call[i]);
+		free(d->how[i]);
+	}
+	d->n = 0;
+}

@@ -53,6 +53,33 @@ struct cq_error *cq_isolate_run(cq_isolate_fn fn, void *arg, unsigned timeout_ms
 /** In the child: name the foreign call about to be made (NULL: none in progress). */
 void cq_isolate_calling(const char *what);
 
+/** Runs at most, in cq_isolate_run_retrying(). */
+#define CQ_ISOLATE_MAX_RUNS 8
+
+/** Foreign calls earlier runs died in, and how ("killed by SIGSEGV in f(x)"). */
+struct cq_isolate_deaths {
+	char *call[CQ_ISOLATE_MAX_RUNS];
+	char *how[CQ_ISOLATE_MAX_RUNS];
+	size_t n;
+};
+
+/** Function run in the child by cq_isolate_run_retrying(): it must skip the calls in
+ * @p skip (compare with what it passes to cq_isolate_calling()). */
+typedef int (*cq_isolate_retry_fn)(void *arg, const struct cq_isolate_deaths *skip, FILE *out);
+
+/**
+ * Like cq_isolate_run(), but a child that dies (crash, time limit, exit()) inside a named
+ * foreign call is run again with that call skipped, so one bad answer does not hide all
+ * the others: at most CQ_ISOLATE_MAX_RUNS runs, and no third run after a time-out (time
+ * limits add up). *ret is the last run; @p deaths lists the calls skipped and how each
+ * died (release with cq_isolate_deaths_deinit()).
+ */
+struct cq_error *cq_isolate_run_retrying(cq_isolate_retry_fn fn, void *arg, unsigned timeout_ms,
+					 struct cq_isolate_result *ret,
+					 struct cq_isolate_deaths *deaths);
+
+void cq_isolate_deaths_deinit(struct cq_isolate_deaths *d);
+
 /** Release what cq_isolate_run() returned. */
 void cq_isolate_result_deinit(struct cq_isolate_result *r);
 

@@ -13,99 +13,10 @@
 #include <unistd.h>
 
 #include "corelib/image.h"
+#include "corelib/plugin_path.h"
 #include "discover.h"
 
-#if defined(__x86_64__)
-#define HOST_MACHINE EM_X86_64
-#elif defined(__i386__)
-#define HOST_MACHINE EM_386
-#elif defined(__aarch64__)
-#define HOST_MACHINE EM_AARCH64
-#elif defined(__arm__)
-#define HOST_MACHINE EM_ARM
-#elif defined(__s390x__)
-#define HOST_MACHINE EM_S390
-#elif defined(__powerpc64__)
-#define HOST_MACHINE EM_PPC64
-#elif defined(__powerpc__)
-#define HOST_MACHINE EM_PPC
-#elif defined(__riscv)
-#define HOST_MACHINE EM_RISCV
-#endif
-#define HOST_CLASS (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32)
-
 #define MAX_LOCATIONS 16
-
-/* Why @p path cannot be loaded into this process, or NULL if it can. */
-static char *host_mismatch(const char *path)
-{
-	unsigned char eh[20];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char *why = NULL;
-	if (fd < 0 || read(fd, eh, sizeof(eh)) != (ssize_t)sizeof(eh) || memcmp(eh, ELFMAG, SELFMAG)) {
-		if (asprintf(&why, "%s is not a readable ELF file", path) < 0)
-			why = NULL;
-	} else {
-		unsigned machine = eh[EI_DATA] == ELFDATA2LSB ? (unsigned)(eh[18] | eh[19] << 8) :
-								(unsigned)(eh[18] << 8 | eh[19]);
-		if (eh[EI_CLASS] != HOST_CLASS || machine != HOST_MACHINE)
-			if (asprintf(&why, "%s is a %d-bit plugin for e_machine %u; this coreq is %d-bit for e_machine %u: use a plugin built for the host (--ompd-plugin)",
-				     path, eh[EI_CLASS] == ELFCLASS64 ? 64 : 32, machine,
-				     (int)sizeof(void *) * 8, (unsigned)HOST_MACHINE) < 0)
-				why = NULL;
-	}
-	if (fd >= 0)
-		close(fd);
-	return why;
-}
-
-/* Trusted directories, most specific first; caller frees with free_list(). */
-static char **trusted_dirs(const char *extra, size_t *n)
-{
-	char **dirs = NULL;
-	*n = 0;
-	const char *fixed[] = {("/usr/lib/" CQ_HOST_MULTIARCH), "/usr/lib", "/usr/local/lib"};
-	glob_t g;
-	size_t cap = 64;
-	dirs = calloc(cap, sizeof(*dirs));
-	if (!dirs)
-		return NULL;
-	for (const char *e = extra; e && *e && *n < cap - 8;) {
-		size_t len = strcspn(e, ":");
-		if (len)
-			dirs[(*n)++] = strndup(e, len);
-		e += len + (e[len] == ':');
-	}
-	if (glob("/usr/lib/llvm-*/lib", 0, NULL, &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc && *n < cap - 4; i++)
-			dirs[(*n)++] = strdup(g.gl_pathv[i]);
-		globfree(&g);
-	}
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		dirs[(*n)++] = strdup(fixed[i]);
-	return dirs;
-}
-
-static void free_list(char **l, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(l[i]);
-	free(l);
-}
-
-/* Whether the resolved @p real lies inside one of @p dirs (also resolved). */
-static bool inside(const char *real, char **dirs, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		char rd[PATH_MAX];
-		if (!dirs[i] || !realpath(dirs[i], rd))
-			continue;
-		size_t len = strlen(rd);
-		if (strncmp(real, rd, len) == 0 && real[len] == '/' && !strchr(real + len + 1, '/'))
-			return true;
-	}
-	return false;
-}
 
 /* The names in the runtime's ompd_dll_locations (a NULL-terminated char * array). */
 static struct cq_error *read_locations(struct cq_core *core, char **names, size_t *n,
@@ -150,7 +61,7 @@ struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd
 		cq_error_destroy(err);
 		for (size_t i = 0; i < nnames; i++)
 			free(names[i]);
-		char *why = host_mismatch(o->plugin);
+		char *why = cq_plugin_host_mismatch(o->plugin, "--ompd-plugin");
 		if (why) {
 			err = cq_error_create(CQ_ERR_PLUGIN, "%s", why);
 			free(why);
@@ -162,8 +73,9 @@ struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd
 	}
 	if (err)
 		return err;
-	size_t ndirs;
-	char **dirs = trusted_dirs(o->trusted_dirs, &ndirs);
+	static const char *const patterns[] = {"/usr/lib/llvm-*/lib", NULL};
+	struct cq_dirs dirs = cq_plugin_trusted_dirs(o->trusted_dirs, patterns);
+	size_t ndirs = dirs.n;
 	char *refused = NULL, *mismatch = NULL;
 	for (size_t i = 0; i < nnames && !ret->path; i++) {
 		const char *name = names[i];
@@ -177,16 +89,16 @@ struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd
 					continue;
 				snprintf(cand, sizeof(cand), "%s", name);
 			} else {
-				snprintf(cand, sizeof(cand), "%s/%s", dirs[d - 1], base);
+				snprintf(cand, sizeof(cand), "%s/%s", dirs.dir[d - 1], base);
 			}
 			if (!realpath(cand, real))
 				continue;
-			if (!inside(real, dirs, ndirs) && !o->allow_untrusted) {
+			if (!cq_plugin_trusted(real, &dirs) && !o->allow_untrusted) {
 				if (!refused && asprintf(&refused, "%s (resolves to %s)", cand, real) < 0)
 					refused = NULL;
 				continue;
 			}
-			char *why = host_mismatch(real);
+			char *why = cq_plugin_host_mismatch(real, "--ompd-plugin");
 			if (why) {
 				if (!mismatch)
 					mismatch = why;
@@ -226,6 +138,6 @@ struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd
 	free(mismatch);
 	for (size_t i = 0; i < nnames; i++)
 		free(names[i]);
-	free_list(dirs, ndirs);
+	cq_dirs_free(&dirs);
 	return ret->path ? NULL : err;
 }

@@ -5,10 +5,6 @@
 
 #include "host.h"
 
-#ifndef CQ_HOST_MULTIARCH
-#define CQ_HOST_MULTIARCH "x86_64-linux-gnu"
-#endif
-
 struct cq_ompd_choice {
 	char *path;         /**< plugin to load */
 	const char *source; /**< "--ompd-plugin" or "ompd_dll_locations" */

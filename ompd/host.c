@@ -98,45 +98,28 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 
 	/* A plugin that dies in a call is run again with that call skipped, so one bad
 	 * answer does not hide all the others; each death is reported. */
-	struct cq__ompd_job job = {core, choice.path, NULL, 0};
+	struct cq__ompd_job job = {core, choice.path};
 	struct cq_isolate_result r;
+	struct cq_isolate_deaths died;
 	unsigned limit = opts->timeout_ms ? opts->timeout_ms : CQ_OMPD_DEFAULT_TIMEOUT_MS;
-	json_t *deaths = json_array();
-	char *skip[CQ_OMPD_MAX_RETRIES];
-	for (int run = 0;; run++) {
-		if ((err = cq_isolate_run(cq__ompd_child, &job, limit, &r))) {
-			json_decref(doc);
-			json_decref(problems);
-			json_decref(threads);
-			json_decref(regions);
-			json_decref(tasks);
-			json_decref(deaths);
-			for (size_t i = 0; i < job.nskip; i++)
-				free(skip[i]);
-			free(choice.path);
-			free(choice.runtime);
-			free(choice.refused);
-			return err;
-		}
-		/* an exit with a plugin call in progress is the plugin calling exit() */
-		bool died = r.end == CQ_ISOLATE_SIGNAL || r.end == CQ_ISOLATE_TIMEOUT ||
-			    (r.end == CQ_ISOLATE_EXIT && r.call[0]);
-		if (!died || !r.call[0] || run + 1 >= CQ_OMPD_MAX_RETRIES ||
-		    (r.end == CQ_ISOLATE_TIMEOUT && run >= 1))
-			break;
-		char *how = cq_isolate_describe(&r);
-		json_array_append_new(deaths, json_pack("{s:s, s:s}", "call", r.call, "how", how ? how : "?"));
-		problem(problems, "plugin", "%s %s; the call was skipped in a new run",
-			choice.path, how ? how : "died");
-		free(how);
-		if (!(skip[job.nskip] = strdup(r.call)))
-			break;
-		job.nskip++;
-		job.skip = skip;
-		cq_isolate_result_deinit(&r);
+	if ((err = cq_isolate_run_retrying(cq__ompd_child, &job, limit, &r, &died))) {
+		json_decref(doc);
+		json_decref(problems);
+		json_decref(threads);
+		json_decref(regions);
+		json_decref(tasks);
+		free(choice.path);
+		free(choice.runtime);
+		free(choice.refused);
+		return err;
 	}
-	for (size_t i = 0; i < job.nskip; i++)
-		free(skip[i]);
+	json_t *deaths = json_array();
+	for (size_t i = 0; i < died.n; i++) {
+		json_array_append_new(deaths, json_pack("{s:s, s:s}", "call", died.call[i], "how", died.how[i]));
+		problem(problems, "plugin", "%s %s; the call was skipped in a new run", choice.path,
+			died.how[i]);
+	}
+	cq_isolate_deaths_deinit(&died);
 	json_object_set_new(plugin, "skipped_calls", deaths);
 	bool done = false;
 	for (size_t i = 0; i < r.nrecords; i++) {

@@ -31,8 +31,6 @@ struct cq_ompd_options {
 };
 
 #define CQ_OMPD_DEFAULT_TIMEOUT_MS 20000
-/** Runs of a plugin at most: each rerun skips the call an earlier run died in. */
-#define CQ_OMPD_MAX_RETRIES 8
 
 /**
  * Report on the OpenMP runtime in @p core. On success *ret is a "coreq-ompd/1" document;

@@ -499,10 +499,10 @@ static void enumerate_icvs(struct q *q)
 	}
 }
 
-int cq__ompd_child(void *arg, FILE *out)
+int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 {
 	const struct cq__ompd_job *job = arg;
-	struct q q = {.core = job->core, .out = out, .skip = job->skip, .nskip = job->nskip};
+	struct q q = {.core = job->core, .out = out, .skip = skip->call, .nskip = skip->n};
 	struct cq_ompd_stats stats = {.log = stderr};
 	calling(&q, "dlopen(%s)", job->plugin);
 	void *dl = dlopen(job->plugin, RTLD_NOW | RTLD_LOCAL);

@@ -7,14 +7,15 @@
 
 #include "corelib/core.h"
 
+#include "corelib/isolate.h"
+
 struct cq__ompd_job {
 	struct cq_core *core;
 	const char *plugin;
-	char **skip;  /**< calls (as announced) an earlier run crashed or hung in */
-	size_t nskip;
 };
 
-/** cq_isolate_fn: load the plugin and write the report records to @p out. */
-int cq__ompd_child(void *arg, FILE *out);
+/** cq_isolate_retry_fn: load the plugin and write the report records to @p out, skipping
+ * the calls (as announced) an earlier run died in. */
+int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out);
 
 #endif

@@ -15,6 +15,7 @@
 #include "corelib/core.h"
 #include "corelib/image.h"
 #include "ompd/host.h"
+#include "mqd/host.h"
 
 /** Exit statuses (documented in coreq(1) and README). */
 enum cq_exit {
@@ -39,6 +40,7 @@ struct cq_cli {
 	const char *module;  /**< scope for sym/tls */
 	const char *output;  /**< bundle: output path */
 	struct cq_ompd_options ompd;
+	struct cq_mqd_options mqd;
 	bool regs;           /**< threads: include all registers (default for `threads`) */
 	char **args;         /**< positional arguments after the command */
 	int nargs;
@@ -53,8 +55,13 @@ int cq_cmd_sym(struct cq_cli *cli);
 int cq_cmd_addr(struct cq_cli *cli);
 int cq_cmd_read(struct cq_cli *cli);
 int cq_cmd_tls(struct cq_cli *cli);
+int cq_cmd_type(struct cq_cli *cli);
 int cq_cmd_bundle(struct cq_cli *cli);
 int cq_cmd_ompd(struct cq_cli *cli);
+int cq_cmd_mqd(struct cq_cli *cli);
+
+/** Text report of one rank's "coreq-mqd/1" document (cmd_mqd.c). */
+void cq_mqd_print_rank(json_t *doc);
 
 /** Exit status for an error code. */
 int cq_exit_for(const struct cq_error *err);

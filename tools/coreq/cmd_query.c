@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `coreq sym`, `coreq addr`, `coreq read`, `coreq tls`: one question each. */
+/* `coreq sym`, `coreq addr`, `coreq read`, `coreq tls`, `coreq type`: one question each. */
 #include <ctype.h>
 #include <elf.h>
 #include <inttypes.h>
@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "corelib/decode.h"
+#include "corelib/types.h"
 
 /* Open CORE (args[0]) and check the argument count of a query command. */
 static int open_query(struct cq_cli *cli, int nargs, const char *usage, struct cq_core **ret)
@@ -336,4 +337,53 @@ int cq_cmd_tls(struct cq_cli *cli)
 	if (failed)
 		fprintf(stderr, "coreq: TLS address unavailable for %d thread(s), see output\n", failed);
 	return failed ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+}
+
+static void type_text(json_t *d)
+{
+	printf("%s: %lld bytes, from %s\n", json_string_value(json_object_get(d, "name")),
+	       (long long)json_integer_value(json_object_get(d, "size")),
+	       json_string_value(json_object_get(d, "file")));
+	const char *k;
+	json_t *v;
+	json_object_foreach(json_object_get(d, "fields"), k, v) {
+		if (json_is_integer(v))
+			printf("  %-32s offset %lld\n", k, (long long)json_integer_value(v));
+		else
+			printf("  %-32s (no such field)\n", k);
+	}
+}
+
+int cq_cmd_type(struct cq_cli *cli)
+{
+	if (cli->nargs < 2) {
+		fprintf(stderr, "coreq: usage: coreq type CORE NAME [FIELD...] [--types DONOR]\n");
+		return CQ_EXIT_USAGE;
+	}
+	struct cq_core *core;
+	int rc = cq_open_core(cli, false, &core);
+	if (rc)
+		return rc;
+	const struct cq_type *t;
+	struct cq_error *err = cq_core_find_type(core, cli->args[1], &t);
+	if (err) {
+		cq_core_close(core);
+		return cq_fail(err);
+	}
+	json_t *doc = json_object();
+	json_object_set_new(doc, "schema", json_string("coreq-type/1"));
+	json_object_set_new(doc, "name", json_string(cli->args[1]));
+	json_object_set_new(doc, "file", json_string(cq_type_file(t)));
+	int64_t size = cq_type_size(t);
+	json_object_set_new(doc, "size", size >= 0 ? json_integer(size) : json_null());
+	json_t *fields = json_object();
+	for (int i = 2; i < cli->nargs; i++) {
+		int64_t off = cq_type_field_offset(t, cli->args[i]);
+		json_object_set_new(fields, cli->args[i], off >= 0 ? json_integer(off) : json_null());
+		if (off < 0)
+			rc = CQ_EXIT_QUERY;
+	}
+	json_object_set_new(doc, "fields", fields);
+	finish(cli, core, doc, type_text);
+	return rc;
 }

@@ -21,7 +21,9 @@ static const struct {
 	{"addr", cq_cmd_addr, "addr CORE ADDR             symbolize an address"},
 	{"read", cq_cmd_read, "read CORE ADDR LEN         hexdump (or --as u8|u16|u32|u64|ptr|str)"},
 	{"tls", cq_cmd_tls, "tls CORE NAME              address and value of a TLS variable per thread"},
+	{"type", cq_cmd_type, "type CORE NAME [FIELD...]  size and field offsets of a type (DWARF, --types)"},
 	{"ompd", cq_cmd_ompd, "ompd CORE [EXE]            OpenMP threads, tasks, parallel regions, ICVs (OMPD plugin)"},
+	{"mqd", cq_cmd_mqd, "mqd CORE                   MPI communicators and message queues of a rank (MQD DLL)"},
 	{"bundle", cq_cmd_bundle, "bundle CORE [EXE] -o OUT   core + symbols and read-only data it needs, one file"},
 };
 
@@ -40,11 +42,17 @@ static void usage(FILE *f)
 		"  -t, --thread TID           tls: only this thread\n"
 		"  -m, --module IMAGE         sym/tls: look only in this image (path or file name)\n"
 		"  -a, --as FORMAT            read: u8 u16 u32 u64 ptr str hex\n"
+		"      --types FILES          type donors: ELF files with DWARF for the target\n"
+		"                             (colon-separated), after the images' own DWARF\n"
 		"  -o, --output FILE          bundle: where to write (FILE.gz: compressed)\n"
 		"      --ompd-plugin PATH     ompd: load this OMPD plugin (else: the runtime's\n"
 		"                             ompd_dll_locations, from trusted directories only)\n"
 		"      --ompd-trusted-dir DIRS  ompd: more trusted directories (colon-separated)\n"
 		"      --ompd-allow-untrusted ompd: load a plugin the core names from anywhere\n"
+		"      --mqd-plugin DLL       mqd: load this MQD DLL (else: the core's MPIR_dll_name,\n"
+		"                             from trusted directories only)\n"
+		"      --mqd-trusted-dir DIRS mqd: more trusted directories (colon-separated)\n"
+		"      --mqd-allow-untrusted  mqd: load a DLL the core names from anywhere\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
 		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
@@ -71,6 +79,10 @@ int main(int argc, char **argv)
 		{"ompd-trusted-dir", required_argument, NULL, 'T'},
 		{"ompd-allow-untrusted", no_argument, NULL, 'U'},
 		{"plugin-timeout", required_argument, NULL, 'W'},
+		{"types", required_argument, NULL, 'Y'},
+		{"mqd-plugin", required_argument, NULL, 'Q'},
+		{"mqd-trusted-dir", required_argument, NULL, 'R'},
+		{"mqd-allow-untrusted", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -91,12 +103,17 @@ int main(int argc, char **argv)
 		case 'P': cli.ompd.plugin = optarg; break;
 		case 'T': cli.ompd.trusted_dirs = optarg; break;
 		case 'U': cli.ompd.allow_untrusted = true; break;
+		case 'Y': cli.opts.type_donors = optarg; break;
+		case 'Q': cli.mqd.dll = optarg; break;
+		case 'R': cli.mqd.trusted_dirs = optarg; break;
+		case 'S': cli.mqd.allow_untrusted = true; break;
 		case 'W':
 			if (!cq_parse_u64(optarg, &v) || v == 0 || v > 3600) {
 				fprintf(stderr, "coreq: bad --plugin-timeout %s (seconds, 1..3600)\n", optarg);
 				return CQ_EXIT_USAGE;
 			}
 			cli.ompd.timeout_ms = (unsigned)v * 1000;
+			cli.mqd.timeout_ms = (unsigned)v * 1000;
 			break;
 		case 't':
 			if (!cq_parse_u64(optarg, &v) || v > INT32_MAX) {

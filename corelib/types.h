@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file types.h
+ * Named types of the target from DWARF (libdw), for plugins that ask for a type by name,
+ * a field's offset and a type's size (MQD's find_type, field_offset, sizeof).
+ *
+ * Sources, searched in this order, first definition wins:
+ *  1. every image in the dynamic linker's order (executable first): its separate debug
+ *     file (build-id, debuglink) if found, else the image file itself;
+ *  2. the "type donors" of cq_core_options.type_donors: linked ELF files with DWARF built
+ *     from the same headers for the target's architecture (a distribution's libmpi has no
+ *     DWARF; its devel headers do have the types). A relocatable .o does not work: libdw
+ *     does not relocate its DWARF.
+ * Each source is indexed (names of its top-level type DIEs) the first time a lookup
+ * reaches it, so files after the one that answers are never read.
+ */
+#ifndef COREQ_TYPES_H
+#define COREQ_TYPES_H
+
+#include <stdint.h>
+
+#include "core.h"
+#include "error.h"
+
+/** A named type; owned by the core (valid until cq_core_close). */
+struct cq_type;
+
+/**
+ * Find the type @p name (a typedef, struct, union, enum or base type name, as written in
+ * C: "mca_pml_base_request_t", "struct foo" is looked up as "foo"). On failure the error
+ * says which files were searched and which had no DWARF.
+ */
+struct cq_error *cq_core_find_type(struct cq_core *core, const char *name,
+				   const struct cq_type **ret);
+
+/** Byte offset of member @p field in struct/union @p t (through typedefs and qualifiers;
+ * members of anonymous structs and unions are found too); -1 if there is none. */
+int64_t cq_type_field_offset(const struct cq_type *t, const char *field);
+
+/** Size of @p t in bytes; -1 if DWARF does not say. */
+int64_t cq_type_size(const struct cq_type *t);
+
+/** The name @p t was asked for. */
+const char *cq_type_name(const struct cq_type *t);
+
+/** The file whose DWARF defined @p t. */
+const char *cq_type_file(const struct cq_type *t);
+
+/** One line naming the files searched for types and why others were not ("no DWARF"),
+ * for reports of missing types; owned by the core. */
+const char *cq_core_type_sources(struct cq_core *core);
+
+/** Release the type index (core.c). */
+void cq__core_free_types(struct cq_core *core);
+
+#endif

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* Which MQD DLL to load: --mqd-plugin, else the path in the core's MPIR_dll_name (spec
+ * 5.1), searched only in trusted directories (corelib/plugin_path.h). The name is data
+ * from a possibly hostile process: it is never loaded from elsewhere without consent. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corelib/image.h"
+#include "corelib/plugin_path.h"
+#include "discover.h"
+
+/* Where MPI implementations of Debian put their DLLs (host architecture: a DLL for another
+ * one fails the host check anyway). */
+static const char *const patterns[] = {
+	"/usr/lib/*/openmpi/lib/openmpi3", "/usr/lib/*/openmpi/lib/openmpi",
+	"/usr/lib/*/openmpi/lib", "/usr/lib64/openmpi/lib", NULL};
+
+/* MPIR_dll_name: a char array in Open MPI (its symbol is larger than a pointer); a
+ * pointer to the string is accepted too. */
+static struct cq_error *read_dll_name(struct cq_core *core, char **ret, char **image)
+{
+	struct cq_symref ref;
+	struct cq_error *err = cq_core_lookup(core, "MPIR_dll_name", NULL, &ref);
+	if (err)
+		return cq_error_wrap(err, "no MPI library with a message-queue DLL found (MPIR_dll_name is not in the core's images; give --mqd-plugin DLL)");
+	*image = strdup(ref.image->name);
+	uint64_t at = ref.address;
+	unsigned w = cq_target_ptr_size(core->target);
+	if (ref.sym->size && ref.sym->size <= w) {
+		if ((err = cq_core_read_ptr(core, ref.address, &at)))
+			return cq_error_wrap(err, "reading MPIR_dll_name");
+		if (!at)
+			return cq_error_create(CQ_ERR_PLUGIN, "MPIR_dll_name is NULL in %s: give --mqd-plugin DLL", ref.image->name);
+	}
+	if ((err = cq_core_read_string(core, at, PATH_MAX, ret)))
+		return cq_error_wrap(err, "reading MPIR_dll_name");
+	if (!**ret) {
+		free(*ret);
+		*ret = NULL;
+		return cq_error_create(CQ_ERR_PLUGIN, "MPIR_dll_name is empty in %s (MPI was not initialized?): give --mqd-plugin DLL", ref.image->name);
+	}
+	return NULL;
+}
+
+struct cq_error *cq__mqd_find_dll(struct cq_core *core, const struct cq_mqd_options *o,
+				  struct cq_mqd_choice *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	char *name = NULL;
+	struct cq_error *err = read_dll_name(core, &name, &ret->mpi_image);
+	ret->named = name ? strdup(name) : NULL;
+	if (o->dll) {
+		/* The user named it: that is consent. It must still fit this host. */
+		cq_error_destroy(err);
+		free(name);
+		char *why = cq_plugin_host_mismatch(o->dll, "--mqd-plugin");
+		if (why) {
+			err = cq_error_create(CQ_ERR_PLUGIN, "%s", why);
+			free(why);
+			return err;
+		}
+		ret->path = strdup(o->dll);
+		ret->source = "--mqd-plugin";
+		return ret->path ? NULL : &cq_error_nomem;
+	}
+	if (err)
+		return err;
+	struct cq_dirs dirs = cq_plugin_trusted_dirs(o->trusted_dirs, patterns);
+	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	char *refused = NULL, *mismatch = NULL;
+	/* The named path itself (absolute only), then its base name in each trusted directory:
+	 * a core of another architecture names its own DLL, the host's may read it too. */
+	for (size_t d = 0; d <= dirs.n && !ret->path; d++) {
+		char cand[PATH_MAX], real[PATH_MAX];
+		if (d == 0 && name[0] != '/')
+			continue;
+		snprintf(cand, sizeof(cand), d == 0 ? "%s" : "%s/%s", d == 0 ? name : dirs.dir[d - 1], base);
+		if (!realpath(cand, real))
+			continue;
+		if (!cq_plugin_trusted(real, &dirs) && !o->allow_untrusted) {
+			if (!refused && asprintf(&refused, "%s (resolves to %s)", cand, real) < 0)
+				refused = NULL;
+			continue;
+		}
+		char *why = cq_plugin_host_mismatch(real, "--mqd-plugin");
+		if (why) {
+			if (!mismatch)
+				mismatch = why;
+			else
+				free(why);
+			continue;
+		}
+		ret->path = strdup(cand);
+		ret->source = "MPIR_dll_name";
+	}
+	if (!ret->path) {
+		if (refused)
+			err = cq_error_create(CQ_ERR_PLUGIN,
+					      "the core names MQD DLL %s outside the trusted directories: not loaded; allow it with --mqd-allow-untrusted, add its directory with --mqd-trusted-dir, or give --mqd-plugin DLL",
+					      refused);
+		else if (mismatch)
+			err = cq_error_create(CQ_ERR_PLUGIN, "%s", mismatch);
+		else
+			err = cq_error_create(CQ_ERR_PLUGIN,
+					      "no MQD DLL found: the core names %s; no %s in the trusted directories (give --mqd-plugin DLL; Debian ships Open MPI's in libopenmpi3)",
+					      name, base);
+	}
+	if (ret->path)
+		ret->refused = refused;
+	else
+		free(refused);
+	free(mismatch);
+	free(name);
+	cq_dirs_free(&dirs);
+	return ret->path ? NULL : err;
+}

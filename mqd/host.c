@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/* The parent side of an MQD run: choose the DLL, run it isolated, assemble the
+ * "coreq-mqd/1" document from the child's records and say what is missing and why. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corelib/image.h"
+#include "corelib/isolate.h"
+#include "discover.h"
+#include "host.h"
+#include "query.h"
+
+static void problem(json_t *problems, const char *item, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void problem(json_t *problems, const char *item, const char *fmt, ...)
+{
+	va_list ap;
+	char *m = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	json_array_append_new(problems, json_pack("{s:s, s:s}", "item", item, "message", m ? m : "?"));
+	free(m);
+}
+
+static void free_choice(struct cq_mqd_choice *c)
+{
+	free(c->path);
+	free(c->named);
+	free(c->mpi_image);
+	free(c->refused);
+}
+
+/* Names in a JSON array, comma-separated (for messages); caller frees. */
+static char *joined(json_t *a)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < json_array_size(a); i++)
+		fprintf(f, "%s%s", i ? ", " : "", json_string_value(json_array_get(a, i)));
+	fclose(f);
+	return s;
+}
+
+/* Known DLL limits said where they apply, so that an empty or odd answer is not taken for
+ * the truth: Open MPI 4.1's DLL has no unexpected queue, and on big-endian targets reads
+ * req_complete as one byte of a pointer. */
+static void known_limits(struct cq_core *core, json_t *doc, json_t *problems)
+{
+	const char *version = json_string_value(json_object_get(json_object_get(doc, "dll"), "version"));
+	bool ompi = version && strstr(version, "Open MPI");
+	if (!ompi)
+		return;
+	bool be = cq_target_needs_bswap(core->target) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+	json_t *comms = json_object_get(doc, "communicators"), *c;
+	size_t i;
+	bool any_unexpected = false, any_ops = false;
+	json_array_foreach(comms, i, c) {
+		json_t *u = json_object_get(json_object_get(c, "queues"), "unexpected");
+		if (!strcmp(json_string_value(json_object_get(u, "state")) ?: "", "no_information")) {
+			any_unexpected = true;
+			json_object_set_new(u, "why", json_string(
+				"known DLL limit: Open MPI 4.1's DLL does not implement the unexpected-message queue"));
+		}
+		const char *q;
+		json_t *queue;
+		json_object_foreach(json_object_get(c, "queues"), q, queue) {
+			json_t *op;
+			size_t k;
+			json_array_foreach(json_object_get(queue, "operations"), k, op) {
+				any_ops = true;
+				if (!be)
+					continue;
+				json_t *flags = json_object_get(op, "flags");
+				if (!flags)
+					json_object_set_new(op, "flags", flags = json_array());
+				json_array_append_new(flags, json_string(
+					"status unreliable: Open MPI 4.1's DLL reads req_complete as one byte of a pointer (wrong on big-endian targets)"));
+			}
+		}
+	}
+	if (any_unexpected)
+		problem(problems, "unexpected queue",
+			"Open MPI 4.1's DLL does not implement the unexpected-message queue (mqs_no_information): messages that arrived unmatched are not shown");
+	if (be && any_ops)
+		problem(problems, "operation status",
+			"big-endian target: Open MPI 4.1's DLL reads req_complete as one byte of a pointer, so the status of each operation is unreliable (flagged)");
+}
+
+/* The rank in MPI_COMM_WORLD: the local rank in the communicator of that name. */
+static json_t *world_rank(json_t *comms)
+{
+	json_t *c;
+	size_t i;
+	json_array_foreach(comms, i, c)
+		if (!strcmp(json_string_value(json_object_get(c, "name")) ?: "", "MPI_COMM_WORLD"))
+			return json_incref(json_object_get(c, "local_rank"));
+	return json_null();
+}
+
+struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options *opts,
+			       json_t **ret)
+{
+	static const struct cq_mqd_options none;
+	if (!opts)
+		opts = &none;
+	struct cq_error *err = cq_core_load_images(core);
+	if (err)
+		return err;
+	struct cq_mqd_choice choice;
+	if ((err = cq__mqd_find_dll(core, opts, &choice))) {
+		free_choice(&choice);
+		return err;
+	}
+	json_t *doc = json_object(), *problems = json_array(), *comms = json_array();
+	json_object_set_new(doc, "schema", json_string("coreq-mqd/1"));
+	json_object_set_new(doc, "core", json_string(core->file->path));
+	json_object_set_new(doc, "arch", json_string(core->target->name));
+	json_object_set_new(doc, "pid", core->has_psinfo ? json_integer(core->pid) : json_null());
+	json_object_set_new(doc, "executable", core->nimages ? json_string(core->images[0].name) : json_null());
+	json_t *dll = json_pack("{s:s, s:s, s:s?, s:s?}", "path", choice.path, "source", choice.source,
+				"named_by_core", choice.named, "mpi_image", choice.mpi_image);
+	json_object_set_new(doc, "dll", dll);
+	if (choice.refused)
+		problem(problems, "dll trust",
+			"not loaded: %s lies outside the trusted directories (allow it with --mqd-allow-untrusted or --mqd-trusted-dir); %s was used instead",
+			choice.refused, choice.path);
+
+	struct cq__mqd_job job = {core, choice.path};
+	struct cq_isolate_result r;
+	struct cq_isolate_deaths died;
+	unsigned limit = opts->timeout_ms ? opts->timeout_ms : CQ_MQD_DEFAULT_TIMEOUT_MS;
+	if ((err = cq_isolate_run_retrying(cq__mqd_child, &job, limit, &r, &died))) {
+		json_decref(doc);
+		json_decref(problems);
+		json_decref(comms);
+		free_choice(&choice);
+		return err;
+	}
+	json_t *deaths = json_array();
+	for (size_t i = 0; i < died.n; i++) {
+		json_array_append_new(deaths, json_pack("{s:s, s:s}", "call", died.call[i], "how", died.how[i]));
+		problem(problems, "dll", "%s %s; the call was skipped in a new run", choice.path, died.how[i]);
+	}
+	cq_isolate_deaths_deinit(&died);
+	json_object_set_new(dll, "skipped_calls", deaths);
+
+	bool done = false;
+	for (size_t i = 0; i < r.nrecords; i++) {
+		json_t *rec = json_loads(r.records[i], 0, NULL);
+		const char *kind = json_string_value(json_object_get(rec, "record"));
+		if (!kind) {
+			json_decref(rec);
+			continue;
+		}
+		char k[32];
+		snprintf(k, sizeof(k), "%s", kind);
+		json_object_del(rec, "record");
+		if (!strcmp(k, "dll")) {
+			json_object_update(dll, rec);
+		} else if (!strcmp(k, "image") || !strcmp(k, "process")) {
+			json_object_set(doc, k, rec);
+			json_t *m = json_object_get(rec, "message");
+			if (json_object_get(rec, "has_queues") == json_false() || json_object_get(rec, "has_queues") == NULL)
+				problem(problems, k, "the DLL reports no message queues for this %s: %s", k,
+					json_is_string(m) ? json_string_value(m) :
+					json_string_value(json_object_get(rec, "has_queues_rc")) ?:
+					json_string_value(json_object_get(rec, "setup_rc")) ?: "?");
+		} else if (!strcmp(k, "communicator")) {
+			json_array_append(comms, rec);
+		} else if (!strcmp(k, "callbacks")) {
+			json_object_set(doc, "callbacks", rec);
+		} else if (!strcmp(k, "error")) {
+			char *names = joined(json_object_get(rec, "missing"));
+			problem(problems, "dll", "%s: %s%s%s", choice.path,
+				json_string_value(json_object_get(rec, "message")),
+				names && *names ? ": " : "", names ? names : "");
+			free(names);
+		} else if (!strcmp(k, "done")) {
+			done = true;
+		}
+		json_decref(rec);
+	}
+	char *how = cq_isolate_describe(&r);
+	json_object_set_new(dll, "run", json_pack("{s:s, s:f}", "ended", how ? how : "?", "seconds", r.seconds));
+	if (!done)
+		problem(problems, "dll", "%s %s; everything reported before that is shown", choice.path,
+			how ? how : "ended early");
+	free(how);
+	if (r.output && *r.output)
+		json_object_set_new(dll, "output", json_string(r.output));
+	cq_isolate_result_deinit(&r);
+
+	json_object_set_new(doc, "rank", world_rank(comms));
+	json_object_set_new(doc, "communicators", comms);
+	/* What the DLL asked for and did not get, named with where coreq looked. */
+	json_t *cb = json_object_get(doc, "callbacks");
+	json_t *mt = json_object_get(cb, "missing_types");
+	if (json_array_size(mt)) {
+		char *names = joined(mt);
+		problem(problems, "types",
+			"the DLL asked for type(s) %s, not found: searched %s; give a type donor built for the target from the MPI library's headers (--types FILE; tools/fixtures/mpi builds one for Open MPI)",
+			names ? names : "?", json_string_value(json_object_get(cb, "type_sources")) ?: "?");
+		free(names);
+	}
+	/* MPIR_Ignore_queues is an opt-out flag: its absence is the normal case */
+	json_t *ms = json_deep_copy(json_object_get(cb, "missing_symbols")), *sv;
+	size_t si;
+	json_array_foreach(ms, si, sv)
+		if (!strcmp(json_string_value(sv) ?: "", "MPIR_Ignore_queues"))
+			json_array_remove(ms, si--);
+	if (json_array_size(ms) && !json_array_size(json_object_get(doc, "communicators"))) {
+		char *names = joined(ms);
+		problem(problems, "symbols", "the DLL asked for symbol(s) %s, not found in the core's images",
+			names ? names : "?");
+		free(names);
+	}
+	json_decref(ms);
+	known_limits(core, doc, problems);
+	json_object_set_new(doc, "problems", problems);
+	free_choice(&choice);
+	*ret = doc;
+	return NULL;
+}

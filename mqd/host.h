@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file host.h
+ * MQD host: drives an MPI library's message-queue DLL (MQD 1.0, e.g. Open MPI's
+ * libompi_dbg_msgq.so) against the core of one rank and returns its communicators and
+ * send / receive / unexpected queues as a JSON document ("coreq-mqd/1",
+ * doc/json-schema.md).
+ *
+ * The DLL runs in a child process (corelib/isolate.h) with a time limit; a crash, hang or
+ * exit() of it loses nothing already reported, and the call it died in is named and
+ * skipped in a new run. Every callback answers for the target (sizes, byte order, symbols
+ * in linker order, types from DWARF and type donors: corelib/types.h).
+ */
+#ifndef COREQ_MQD_HOST_H
+#define COREQ_MQD_HOST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "corelib/core.h"
+
+struct cq_mqd_options {
+	/** DLL to load; overrides MPIR_dll_name and counts as the user's consent. */
+	const char *dll;
+	/** Extra trusted directories (colon-separated) for a DLL the core names. */
+	const char *trusted_dirs;
+	/** Load a DLL the core names even outside the trusted directories. */
+	bool allow_untrusted;
+	/** Time limit of one DLL run, in ms (0: CQ_MQD_DEFAULT_TIMEOUT_MS). */
+	unsigned timeout_ms;
+};
+
+#define CQ_MQD_DEFAULT_TIMEOUT_MS 20000
+
+/**
+ * Report on the MPI message queues of the rank in @p core. On success *ret is a
+ * "coreq-mqd/1" document, which may describe a failed or partial DLL run (see "dll" and
+ * "problems"). Errors are returned only when no report can be made at all (no DLL found,
+ * refused).
+ */
+struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options *opts,
+			       json_t **ret);
+
+#endif

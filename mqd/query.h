@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to mqd/: the child side of a run (query.c). */
+#ifndef COREQ_MQD_QUERY_H
+#define COREQ_MQD_QUERY_H
+
+#include <stdio.h>
+
+#include "corelib/core.h"
+#include "corelib/isolate.h"
+
+struct cq__mqd_job {
+	struct cq_core *core;
+	const char *dll;
+};
+
+/** cq_isolate_retry_fn: load the DLL and write the report records to @p out, skipping
+ * the calls (as announced) an earlier run died in. */
+int cq__mqd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out);
+
+#endif
