@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -90,6 +92,39 @@ static struct cq_error *read_image_note(struct cq_core *core, const uint8_t *des
 	return err;
 }
 
+/* A bundled type donor goes to an anonymous file, which libdw opens like any other. */
+static struct cq_error *read_donor_note(struct cq_core *core, const uint8_t *desc, size_t size)
+{
+	const struct cq_target *t = core->target;
+	if (size < 16)
+		return bad_note(core, "type donor entry too short");
+	uint64_t name_len = cq_load_uint(t, desc, 4), file_size = cq_load_uint(t, desc + 8, 8);
+	uint64_t at = (16 + name_len + 7) & ~UINT64_C(7);
+	if (name_len == 0 || at > size || file_size > size - at || desc[16 + name_len - 1] != 0 ||
+	    file_size > CQ_BUNDLE_MAX_DONOR)
+		return bad_note(core, "type donor sizes do not fit its note");
+	struct cq_bundled_donor *d = realloc(core->bundled_donors,
+					     (core->nbundled_donors + 1) * sizeof(*d));
+	if (!d)
+		return &cq_error_nomem;
+	core->bundled_donors = d;
+	int fd = memfd_create("coreq-type-donor", MFD_CLOEXEC);
+	if (fd < 0)
+		return cq_error_errno(errno, "memfd_create for a bundled type donor");
+	if (write(fd, desc + at, (size_t)file_size) != (ssize_t)file_size) {
+		int e = errno;
+		close(fd);
+		return cq_error_errno(e, "writing a bundled type donor");
+	}
+	char *name = strdup((const char *)desc + 16);
+	if (!name) {
+		close(fd);
+		return &cq_error_nomem;
+	}
+	d[core->nbundled_donors++] = (struct cq_bundled_donor){name, fd};
+	return NULL;
+}
+
 struct cq_error *cq__bundle_note(struct cq_core *core, uint32_t type, const uint8_t *desc,
 				 size_t size)
 {
@@ -109,6 +144,11 @@ struct cq_error *cq__bundle_note(struct cq_core *core, uint32_t type, const uint
 			return bad_note(core, "image entry before the bundle header");
 		return read_image_note(core, desc, size);
 	}
+	if (type == CQ_NT_BUNDLE_TYPES) {
+		if (!core->bundle_version)
+			return bad_note(core, "type donor before the bundle header");
+		return read_donor_note(core, desc, size);
+	}
 	return NULL; /* later versions may add note types: ignore */
 }
 
@@ -121,6 +161,13 @@ void cq__bundle_free(struct cq_core *core)
 	free(core->bundled);
 	core->bundled = NULL;
 	core->nbundled = 0;
+	for (size_t i = 0; i < core->nbundled_donors; i++) {
+		free(core->bundled_donors[i].name);
+		close(core->bundled_donors[i].fd);
+	}
+	free(core->bundled_donors);
+	core->bundled_donors = NULL;
+	core->nbundled_donors = 0;
 }
 
 /* ---- writing -------------------------------------------------------------------------- */
@@ -250,6 +297,71 @@ static void put_image(struct buf *b, const struct cq_target *t, const struct cq_
 	free(strtab.p);
 }
 
+/* One type donor note from the file open as @p fd. */
+static struct cq_error *put_donor(struct buf *b, const struct cq_target *t, const char *name,
+				  int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return cq_error_errno(errno, "type donor %s", name);
+	if ((uint64_t)st.st_size > CQ_BUNDLE_MAX_DONOR)
+		return cq_error_create(CQ_ERR_USAGE, "type donor %s is larger than 64 MiB: not bundled", name);
+	struct buf desc = {0};
+	size_t name_len = strlen(name) + 1;
+	buf_uint(&desc, t, 4, name_len);
+	buf_uint(&desc, t, 4, 0);
+	buf_uint(&desc, t, 8, (uint64_t)st.st_size);
+	buf_put(&desc, name, name_len);
+	buf_align(&desc, 8);
+	size_t at = desc.len;
+	buf_put(&desc, NULL, (size_t)st.st_size);
+	if (!desc.failed && pread(fd, desc.p + at, (size_t)st.st_size, 0) != (ssize_t)st.st_size) {
+		free(desc.p);
+		return cq_error_errno(errno, "reading type donor %s", name);
+	}
+	if (!desc.failed)
+		put_note(b, t, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME), CQ_NT_BUNDLE_TYPES,
+			 desc.p, desc.len);
+	else
+		b->failed = true;
+	free(desc.p);
+	return NULL;
+}
+
+/* The core's type donors (--types) and those an input bundle carried. */
+static struct cq_error *put_donors(struct cq_core *core, struct buf *b, size_t *n)
+{
+	for (size_t i = 0; i < core->nbundled_donors; i++) {
+		struct cq_error *err = put_donor(b, core->target, core->bundled_donors[i].name,
+						 core->bundled_donors[i].fd);
+		if (err)
+			return err;
+		(*n)++;
+	}
+	const char *d = core->opts.type_donors;
+	while (d && *d) {
+		size_t len = strcspn(d, ":");
+		char *path = strndup(d, len);
+		if (!path)
+			return &cq_error_nomem;
+		int fd = *path ? open(path, O_RDONLY | O_CLOEXEC) : -2;
+		struct cq_error *err = NULL;
+		if (fd == -1) {
+			err = cq_error_errno(errno, "type donor %s", path);
+		} else if (fd >= 0) {
+			const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+			err = put_donor(b, core->target, base, fd);
+			close(fd);
+			(*n)++;
+		}
+		free(path);
+		if (err)
+			return err;
+		d += len + (d[len] == ':');
+	}
+	return NULL;
+}
+
 /* Output: a plain file or a gzip stream, written sequentially. */
 struct out {
 	FILE *f;
@@ -352,13 +464,21 @@ static uint64_t readable_end(struct cq_core *core, uint64_t start, uint64_t end)
  * header page, as the kernel keeps it, and the data objects the images' symbol tables
  * place there (read-only data linked into the text segment, e.g. s390x's .rodata). */
 static size_t wanted_ranges(struct cq_core *core, uint64_t from, uint64_t end, bool exec,
-			    struct range **ret)
+			    bool headers_only, struct range **ret)
 {
 	size_t n = 0, cap = 16;
 	struct range *r = malloc(cap * sizeof(*r));
 	if (!r)
 		return 0;
-	if (!exec) {
+	if (headers_only) {
+		/* the ELF header page: program headers are how images are found (AT_PHDR) */
+		uint8_t magic[SELFMAG];
+		struct cq_error *err = NULL;
+		if (end - from >= 4096 && !(err = cq_core_read(core, from, magic, SELFMAG)) &&
+		    memcmp(magic, ELFMAG, SELFMAG) == 0)
+			r[n++] = (struct range){from, from + 4096};
+		cq_error_destroy(err);
+	} else if (!exec) {
 		r[n++] = (struct range){from, end};
 	} else {
 		uint8_t magic[SELFMAG];
@@ -421,7 +541,7 @@ static size_t wanted_ranges(struct cq_core *core, uint64_t from, uint64_t end, b
 /* Cut segment @p s into pieces: the core's prefix, then alternately left-out and added
  * ranges. */
 static void plan_segment(struct cq_core *core, struct plan *pl, const struct cq_segment *s,
-			 uint64_t *added)
+			 bool add_data, uint64_t *added)
 {
 	uint64_t have = s->offset >= core->file_end ? 0 :
 			s->filesz < core->file_end - s->offset ? s->filesz : core->file_end - s->offset;
@@ -429,7 +549,7 @@ static void plan_segment(struct cq_core *core, struct plan *pl, const struct cq_
 	struct range *r = NULL;
 	size_t n = 0;
 	if (have < s->memsz && cq_core_mem_source(core, at, NULL) != CQ_MEM_CORE)
-		n = wanted_ranges(core, at, end, s->flags & PF_X, &r);
+		n = wanted_ranges(core, at, end, s->flags & PF_X, !add_data, &r);
 	/* The first piece holds the prefix and an added range that starts right after it. */
 	uint64_t first_end = at;
 	size_t i = 0;
@@ -482,7 +602,7 @@ static void plan_uncovered(struct cq_core *core, struct plan *pl, uint64_t *adde
 				if (covered)
 					continue;
 				struct range *r = NULL;
-				size_t n = wanted_ranges(core, at, gap_end, l->flags & PF_X, &r);
+				size_t n = wanted_ranges(core, at, gap_end, l->flags & PF_X, false, &r);
 				for (size_t m = 0; m < n; m++) {
 					plan_add(pl, r[m].start, r[m].end - r[m].start,
 						 r[m].end - r[m].start, l->flags);
@@ -505,8 +625,10 @@ static bool same_file(const char *a, const char *b)
 }
 
 struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
+				      const struct cq_bundle_options *opts,
 				      struct cq_bundle_stats *ret)
 {
+	bool add_data = !(opts && opts->symbols_only);
 	const struct cq_target *t = core->target;
 	struct cq_bundle_stats st = {0};
 	struct cq_error *err = cq_core_load_images(core);
@@ -546,6 +668,8 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 		st.symbols += n;
 		st.images++;
 	}
+	if ((err = put_donors(core, &ours, &st.donors)))
+		goto out_free;
 	if (notes.failed || ours.failed) {
 		err = &cq_error_nomem;
 		goto out_free;
@@ -557,8 +681,9 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 	size_t phsize = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
 	struct plan pl = {0};
 	for (size_t i = 0; i < core->nsegments; i++)
-		plan_segment(core, &pl, &core->segments[i], &st.added_bytes);
-	plan_uncovered(core, &pl, &st.added_bytes);
+		plan_segment(core, &pl, &core->segments[i], add_data, &st.added_bytes);
+	if (add_data)
+		plan_uncovered(core, &pl, &st.added_bytes);
 	if (pl.failed) {
 		free(pl.p);
 		err = &cq_error_nomem;

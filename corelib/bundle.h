@@ -22,6 +22,11 @@
  *    u64 start, u64 end (the mapped range; 0, 0 if unknown), name,
  *    build-id, zero padding to 8, nsyms x { u64 value, u64 size, u32 name offset, u8 type,
  *    u8 bind, u8 from_dynsym, u8 reserved }, strtab.
+ *  - CQ_NT_BUNDLE_TYPES (added within version 1; older readers skip it): a type donor
+ *    (types.h), u32 name_len (with NUL), u32 reserved, u64 file size, name, zero padding
+ *    to 8, then the donor ELF file as it is. Written for each of the core's type donors
+ *    (--types) and each donor an input bundle carried, so the bundle answers type
+ *    questions (MQD's find_type) wherever it is read.
  * Readers refuse a version they do not know, naming it.
  */
 #ifndef COREQ_BUNDLE_H
@@ -32,21 +37,33 @@
 #define CQ_BUNDLE_NOTE_NAME "COREQ"
 #define CQ_NT_BUNDLE 0x434f5201u
 #define CQ_NT_BUNDLE_IMAGE 0x434f5202u
+#define CQ_NT_BUNDLE_TYPES 0x434f5203u
+/** Type donors larger than this are not bundled (they are DWARF of a few headers). */
+#define CQ_BUNDLE_MAX_DONOR (UINT64_C(64) << 20)
 #define CQ_BUNDLE_VERSION 1
 
 /** Summary of what cq_core_write_bundle() wrote. */
 struct cq_bundle_stats {
 	size_t images;          /**< images whose symbols were stored */
 	size_t symbols;         /**< symbols stored in all */
+	size_t donors;          /**< type donors stored */
 	uint64_t added_bytes;   /**< file-backed bytes dumped into segments */
 	uint64_t size;          /**< bytes written (compressed size for .gz) */
 };
 
+struct cq_bundle_options {
+	/** Store symbols and type donors only, no file-backed data but the images' ELF
+	 * header pages (how images are found): enough for plugins that
+	 * read only the process's own memory (MQD DLLs), and much smaller. */
+	bool symbols_only;
+};
+
 /**
- * Write a bundle of @p core to @p path (gzip-compressed when the name ends in ".gz").
- * Never overwrites one of the core's own input files.
+ * Write a bundle of @p core to @p path (gzip-compressed when the name ends in ".gz");
+ * @p opts may be NULL. Never overwrites one of the core's own input files.
  */
 struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
+				      const struct cq_bundle_options *opts,
 				      struct cq_bundle_stats *ret);
 
 #endif

@@ -109,6 +109,12 @@ struct cq_core {
 	struct cq_bundled_image *bundled;
 	size_t nbundled;
 	uint32_t bundle_version;       /**< 0 when the core is not a bundle */
+	/** Type donors carried by a bundle: each an anonymous file (memfd) and its name. */
+	struct cq_bundled_donor {
+		char *name;
+		int fd;
+	} *bundled_donors;
+	size_t nbundled_donors;
 
 	struct cq_image *images;       /**< loaded images; see image.h */
 	size_t nimages;

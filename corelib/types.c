@@ -24,6 +24,7 @@ struct entry {
 
 struct source {
 	char *path;
+	char *shown;      /* name in reports when not the path (bundled donors) */
 	int fd;
 	Dwarf *dw;        /* NULL: no DWARF (or not opened yet) */
 	bool opened;
@@ -128,6 +129,7 @@ static struct cq_types *types_of(struct cq_core *core)
 		else if (img->found_path)
 			add_source(t, img->found_path);
 	}
+	/* after the donors given, those a bundle carries ("bundle:NAME") */
 	const char *d = core->opts.type_donors;
 	while (d && *d) {
 		size_t len = strcspn(d, ":");
@@ -136,6 +138,19 @@ static struct cq_types *types_of(struct cq_core *core)
 			add_source(t, p);
 		free(p);
 		d += len + (d[len] == ':');
+	}
+	for (size_t i = 0; i < core->nbundled_donors; i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", core->bundled_donors[i].fd);
+		add_source(t, path);
+		/* shown by its name in reports */
+		struct source *s = &t->sources[t->nsources - 1];
+		if (strcmp(s->path, path) == 0) {
+			char *shown;
+			if (asprintf(&shown, "bundle:%s", core->bundled_donors[i].name) >= 0) {
+				s->shown = shown;
+			}
+		}
 	}
 	return t;
 }
@@ -287,7 +302,7 @@ const char *cq_type_name(const struct cq_type *t)
 
 const char *cq_type_file(const struct cq_type *t)
 {
-	return t->src->path;
+	return t->src->shown ? t->src->shown : t->src->path;
 }
 
 const char *cq_core_type_sources(struct cq_core *core)
@@ -307,7 +322,7 @@ const char *cq_core_type_sources(struct cq_core *core)
 	for (size_t i = 0; i < t->nsources; i++) {
 		struct source *s = &t->sources[i];
 		if (s->opened && s->dw)
-			fprintf(f, "%s%s", with++ ? ", " : "", s->path);
+			fprintf(f, "%s%s", with++ ? ", " : "", s->shown ? s->shown : s->path);
 	}
 	fprintf(f, "%s%zu file(s) with DWARF", with ? " (" : "", with);
 	if (with)
@@ -353,6 +368,7 @@ void cq__core_free_types(struct cq_core *core)
 			close(s->fd);
 		free(s->index);
 		free(s->path);
+		free(s->shown);
 	}
 	free(t->sources);
 	free(t->summary);

@@ -39,8 +39,11 @@ struct cq_cli {
 	const char *as;      /**< read/tls value format: u8 u16 u32 u64 ptr str hex */
 	const char *module;  /**< scope for sym/tls */
 	const char *output;  /**< bundle: output path */
+	bool symbols_only;   /**< bundle: no file-backed data */
 	struct cq_ompd_options ompd;
 	struct cq_mqd_options mqd;
+	const char *dot, *svg; /**< mqd job view: graph files */
+	int workers;         /**< mqd job view: processes for the per-rank phase (0: CPUs) */
 	bool regs;           /**< threads: include all registers (default for `threads`) */
 	char **args;         /**< positional arguments after the command */
 	int nargs;

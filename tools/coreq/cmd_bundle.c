@@ -17,7 +17,8 @@ int cq_cmd_bundle(struct cq_cli *cli)
 	if (rc)
 		return rc;
 	struct cq_bundle_stats st;
-	struct cq_error *err = cq_core_write_bundle(core, cli->output, &st);
+	struct cq_bundle_options bo = {.symbols_only = cli->symbols_only};
+	struct cq_error *err = cq_core_write_bundle(core, cli->output, &bo, &st);
 	if (err) {
 		cq_core_close(core);
 		return cq_fail(err);
@@ -28,6 +29,7 @@ int cq_cmd_bundle(struct cq_cli *cli)
 	json_object_set_new(doc, "bundle", json_string(cli->output));
 	json_object_set_new(doc, "images", json_integer((json_int_t)st.images));
 	json_object_set_new(doc, "symbols", json_integer((json_int_t)st.symbols));
+	json_object_set_new(doc, "type_donors", json_integer((json_int_t)st.donors));
 	json_object_set_new(doc, "added_bytes", json_integer((json_int_t)st.added_bytes));
 	json_object_set_new(doc, "size", json_integer((json_int_t)st.size));
 	json_object_set_new(doc, "problems", cq_json_problems(core));
@@ -35,8 +37,8 @@ int cq_cmd_bundle(struct cq_cli *cli)
 	if (cli->json) {
 		cq_emit_json(doc);
 	} else {
-		printf("%s: %zu images, %zu symbols, %" PRIu64 " bytes of file-backed data added, %" PRIu64 " bytes\n",
-		       cli->output, st.images, st.symbols, st.added_bytes, st.size);
+		printf("%s: %zu images, %zu symbols, %zu type donor(s), %" PRIu64 " bytes of file-backed data added, %" PRIu64 " bytes\n",
+		       cli->output, st.images, st.symbols, st.donors, st.added_bytes, st.size);
 		json_decref(doc);
 		cq_text_problems(core);
 	}

@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* `coreq mqd CORE`: the MPI message queues of one rank through the MPI library's MQD DLL. */
+/* `coreq mqd CORE...`: the MPI message queues of one rank through the MPI library's MQD
+ * DLL; with several cores (or per-rank JSON files) the job view. */
+/* cli.h first: <sys/wait.h> brings <signal.h>, whose si_addr macro would rename a field
+ * of corelib/core.h */
+#include "cli.h"
+#include "mqd/host.h"
+#include "mqd/job.h"
+
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "cli.h"
-#include "mqd/host.h"
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const char *str(json_t *o, const char *k)
 {
@@ -103,11 +111,220 @@ void cq_mqd_print_rank(json_t *doc)
 	}
 }
 
+/* One rank's document from a core (or an error document naming the core). */
+static json_t *rank_doc(struct cq_cli *cli, const char *path)
+{
+	struct cq_core *core;
+	struct cq_error *err = cq_core_open(path, &cli->opts, &core);
+	json_t *doc = NULL;
+	if (!err) {
+		err = cq_mqd_report(core, &cli->mqd, &doc);
+		cq_core_close(core);
+	}
+	if (err) {
+		doc = json_pack("{s:s, s:s, s:s}", "schema", "coreq-mqd/1", "core", path, "error",
+				err->message ? err->message : "failed");
+		cq_error_destroy(err);
+	}
+	return doc;
+}
+
+static bool is_json_input(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 5 && strcmp(path + n - 5, ".json") == 0;
+}
+
+/* The per-rank phase over @p n inputs, in @p workers processes: each takes the next input
+ * from a shared pipe (so a slow core does not hold up a fixed share) and writes its
+ * document to DIR/INDEX.json; progress goes to a terminal. Per-rank JSON inputs (made by
+ * `coreq mqd --json` elsewhere) are read as they are. */
+static json_t *per_rank(struct cq_cli *cli, char **inputs, int n, int workers)
+{
+	json_t *docs = json_array();
+	char dir[] = "/tmp/coreq-mqd-XXXXXX";
+	int todo[2], done[2];
+	if (!mkdtemp(dir) || pipe(todo) || pipe(done))
+		return docs;
+	int ncores = 0;
+	for (int i = 0; i < n; i++)
+		if (!is_json_input(inputs[i]) && write(todo[1], &i, sizeof(i)) == (ssize_t)sizeof(i))
+			ncores++;
+	close(todo[1]);
+	if (workers > ncores)
+		workers = ncores;
+	for (int w = 0; w < workers; w++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			close(done[0]);
+			int i;
+			while (read(todo[0], &i, sizeof(i)) == (ssize_t)sizeof(i)) {
+				json_t *doc = rank_doc(cli, inputs[i]);
+				char path[64];
+				snprintf(path, sizeof(path), "%s/%d.json", dir, i);
+				json_dump_file(doc, path, JSON_COMPACT);
+				json_decref(doc);
+				char b = 1;
+				if (write(done[1], &b, 1) < 0)
+					_exit(1);
+			}
+			_exit(0);
+		}
+	}
+	close(todo[0]);
+	close(done[1]);
+	bool tty = isatty(2);
+	char b;
+	for (int finished = 0; read(done[0], &b, 1) == 1;) {
+		finished++;
+		if (tty)
+			fprintf(stderr, "\rcoreq mqd: %d/%d rank cores analyzed", finished, ncores);
+	}
+	if (tty && ncores)
+		fputc('\n', stderr);
+	close(done[0]);
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	for (int i = 0; i < n; i++) {
+		char path[64];
+		json_error_t jerr;
+		json_t *doc;
+		if (is_json_input(inputs[i])) {
+			doc = json_load_file(inputs[i], 0, &jerr);
+			if (!doc || strcmp(json_string_value(json_object_get(doc, "schema")) ?: "", "coreq-mqd/1")) {
+				json_decref(doc);
+				doc = json_pack("{s:s, s:s, s:s}", "schema", "coreq-mqd/1", "core", inputs[i],
+						"error", "not a coreq-mqd/1 document (made by coreq mqd --json CORE)");
+			}
+		} else {
+			snprintf(path, sizeof(path), "%s/%d.json", dir, i);
+			doc = json_load_file(path, 0, &jerr);
+			unlink(path);
+			if (!doc)
+				doc = json_pack("{s:s, s:s, s:s}", "schema", "coreq-mqd/1", "core", inputs[i],
+						"error", "the worker analyzing this core died");
+		}
+		json_array_append_new(docs, doc);
+	}
+	rmdir(dir);
+	return docs;
+}
+
+static void print_op_ref(json_t *o)
+{
+	printf("rank %lld %s ", (long long)json_integer_value(json_object_get(o, "rank")),
+	       str(o, "kind"));
+	printf(!strcmp(str(o, "kind") ?: "", "send") ? "to " : "from ");
+	print_rank(json_object_get(o, "peer"));
+	printf(" tag ");
+	print_rank(json_object_get(o, "tag"));
+	printf(" (%s, %lld bytes)", str(o, "comm"), (long long)json_integer_value(json_object_get(o, "length")));
+}
+
+static void print_job(json_t *job)
+{
+	json_t *x, *y;
+	size_t i, k;
+	printf("job: %lld rank(s), %zu communicator(s)\n", (long long)json_integer_value(json_object_get(job, "nranks")),
+	       json_array_size(json_object_get(job, "communicators")));
+	json_array_foreach(json_object_get(job, "deadlocks"), i, x) {
+		printf("DEADLOCK: cycle");
+		json_array_foreach(json_object_get(x, "cycle"), k, y)
+			printf("%s%lld", k ? " -> " : " ", (long long)json_integer_value(y));
+		printf("\n");
+	}
+	json_array_foreach(json_object_get(job, "wildcard_stalls"), i, x) {
+		printf("STALLED wildcard receive: ");
+		print_op_ref(json_object_get(x, "receive"));
+		printf(": %s\n", str(x, "why"));
+	}
+	static const char *const lists[][2] = {{"unmatched_sends", "unmatched send"},
+					       {"unmatched_receives", "unmatched receive"}};
+	for (int l = 0; l < 2; l++)
+		json_array_foreach(json_object_get(job, lists[l][0]), i, x) {
+			printf("%s: ", lists[l][1]);
+			print_op_ref(x);
+			printf("\n");
+		}
+	json_array_foreach(json_object_get(job, "matched"), i, x) {
+		printf("matched (in progress): ");
+		print_op_ref(json_object_get(x, "send"));
+		printf(" <-> ");
+		print_op_ref(json_object_get(x, "receive"));
+		printf("\n");
+	}
+	json_t *idle = json_object_get(job, "no_mpi_state");
+	if (json_array_size(idle)) {
+		printf("no MPI operation pending on rank(s)");
+		json_array_foreach(idle, i, x)
+			printf(" %lld", (long long)json_integer_value(x));
+		printf("\n");
+	}
+	json_array_foreach(json_object_get(job, "failed"), i, x)
+		printf("FAILED: %s: %s\n", str(x, "core"), str(x, "error"));
+	if (!json_array_size(json_object_get(job, "deadlocks")) &&
+	    !json_array_size(json_object_get(job, "wildcard_stalls")))
+		printf("no deadlock found\n");
+}
+
+/* DOT to @p dot, and SVG to @p svg through graphviz's dot when it is installed. */
+static int write_graph(json_t *job, const char *dot, const char *svg)
+{
+	char *text = cq_mqd_job_dot(job);
+	if (!text)
+		return CQ_EXIT_INTERNAL;
+	int rc = CQ_EXIT_OK;
+	if (dot) {
+		FILE *f = fopen(dot, "w");
+		if (!f || fputs(text, f) < 0 || fclose(f)) {
+			fprintf(stderr, "coreq: cannot write %s: %s\n", dot, strerror(errno));
+			rc = CQ_EXIT_IO;
+		}
+	}
+	if (svg) {
+		char *cmd;
+		if (asprintf(&cmd, "dot -Tsvg -o '%s'", svg) < 0 || strchr(svg, '\'')) {
+			fprintf(stderr, "coreq: bad --svg path %s\n", svg);
+			rc = CQ_EXIT_USAGE;
+		} else if (system("command -v dot >/dev/null 2>&1") != 0) {
+			fprintf(stderr, "coreq: no SVG: graphviz's dot is not installed (apt-get install graphviz); the DOT text is in --dot\n");
+			if (!rc)
+				rc = CQ_EXIT_PARTIAL;
+		} else {
+			FILE *p = popen(cmd, "w");
+			if (!p || fputs(text, p) < 0 || pclose(p) != 0) {
+				fprintf(stderr, "coreq: dot -Tsvg failed for %s\n", svg);
+				rc = CQ_EXIT_IO;
+			}
+		}
+		free(cmd);
+	}
+	free(text);
+	return rc;
+}
+
 int cq_cmd_mqd(struct cq_cli *cli)
 {
-	if (cli->nargs != 1) {
-		fprintf(stderr, "coreq: usage: coreq mqd CORE [--exe EXE] [--types DONOR] [--mqd-plugin DLL]\n");
+	if (cli->nargs < 1) {
+		fprintf(stderr, "coreq: usage: coreq mqd CORE|RANK.json... [--exe EXE] [--types DONOR] [--mqd-plugin DLL] [--dot FILE] [--svg FILE] [--workers N]\n");
 		return CQ_EXIT_USAGE;
+	}
+	if (cli->nargs > 1 || cli->dot || cli->svg || is_json_input(cli->args[0])) {
+		long n = cli->workers ? cli->workers : sysconf(_SC_NPROCESSORS_ONLN);
+		json_t *job = cq_mqd_job(per_rank(cli, cli->args, cli->nargs, n > 0 ? (int)n : 1));
+		int rc = json_array_size(json_object_get(job, "failed")) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+		if (cli->dot || cli->svg) {
+			int grc = write_graph(job, cli->dot, cli->svg);
+			if (grc > rc)
+				rc = grc;
+		}
+		if (cli->json) {
+			cq_emit_json(job);
+		} else {
+			print_job(job);
+			json_decref(job);
+		}
+		return rc;
 	}
 	struct cq_core *core;
 	int rc = cq_open_core(cli, false, &core);

@@ -23,7 +23,8 @@ static const struct {
 	{"tls", cq_cmd_tls, "tls CORE NAME              address and value of a TLS variable per thread"},
 	{"type", cq_cmd_type, "type CORE NAME [FIELD...]  size and field offsets of a type (DWARF, --types)"},
 	{"ompd", cq_cmd_ompd, "ompd CORE [EXE]            OpenMP threads, tasks, parallel regions, ICVs (OMPD plugin)"},
-	{"mqd", cq_cmd_mqd, "mqd CORE                   MPI communicators and message queues of a rank (MQD DLL)"},
+	{"mqd", cq_cmd_mqd, "mqd CORE...                MPI message queues of a rank (MQD DLL); several:\n"
+	 "                                   the job view (deadlocks, unmatched operations)"},
 	{"bundle", cq_cmd_bundle, "bundle CORE [EXE] -o OUT   core + symbols and read-only data it needs, one file"},
 };
 
@@ -45,6 +46,7 @@ static void usage(FILE *f)
 		"      --types FILES          type donors: ELF files with DWARF for the target\n"
 		"                             (colon-separated), after the images' own DWARF\n"
 		"  -o, --output FILE          bundle: where to write (FILE.gz: compressed)\n"
+		"      --symbols-only         bundle: symbols and type donors (--types), no file data\n"
 		"      --ompd-plugin PATH     ompd: load this OMPD plugin (else: the runtime's\n"
 		"                             ompd_dll_locations, from trusted directories only)\n"
 		"      --ompd-trusted-dir DIRS  ompd: more trusted directories (colon-separated)\n"
@@ -53,6 +55,8 @@ static void usage(FILE *f)
 		"                             from trusted directories only)\n"
 		"      --mqd-trusted-dir DIRS mqd: more trusted directories (colon-separated)\n"
 		"      --mqd-allow-untrusted  mqd: load a DLL the core names from anywhere\n"
+		"      --dot FILE, --svg FILE mqd job view: the wait-for graph (SVG needs graphviz)\n"
+		"      --workers N            mqd job view: rank cores analyzed in parallel (default: CPUs)\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
 		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
@@ -83,6 +87,10 @@ int main(int argc, char **argv)
 		{"mqd-plugin", required_argument, NULL, 'Q'},
 		{"mqd-trusted-dir", required_argument, NULL, 'R'},
 		{"mqd-allow-untrusted", no_argument, NULL, 'S'},
+		{"dot", required_argument, NULL, 'D'},
+		{"svg", required_argument, NULL, 'G'},
+		{"workers", required_argument, NULL, 'K'},
+		{"symbols-only", no_argument, NULL, 'O'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -107,6 +115,16 @@ int main(int argc, char **argv)
 		case 'Q': cli.mqd.dll = optarg; break;
 		case 'R': cli.mqd.trusted_dirs = optarg; break;
 		case 'S': cli.mqd.allow_untrusted = true; break;
+		case 'D': cli.dot = optarg; break;
+		case 'O': cli.symbols_only = true; break;
+		case 'G': cli.svg = optarg; break;
+		case 'K':
+			if (!cq_parse_u64(optarg, &v) || v == 0 || v > 1024) {
+				fprintf(stderr, "coreq: bad --workers %s (1..1024)\n", optarg);
+				return CQ_EXIT_USAGE;
+			}
+			cli.workers = (int)v;
+			break;
 		case 'W':
 			if (!cq_parse_u64(optarg, &v) || v == 0 || v > 3600) {
 				fprintf(stderr, "coreq: bad --plugin-timeout %s (seconds, 1..3600)\n", optarg);

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Build an i386 sysroot of *extracted* Debian packages for the 32-bit coreq host
-# build (i686-linux-gnu-gcc-12 + libbfd-multiarch, libdw, libelf, libjansson, zlib).
+# build (i686-linux-gnu-gcc-12 + libbfd-multiarch, libdw, libelf, libjansson, zlib) and
+# the 32-bit plugins it hosts: LLVM's libompd (libomp-14-dev) and Open MPI's message-queue
+# DLL (libopenmpi3: .../openmpi/lib/openmpi3/libompi_dbg_msgq.so, which needs only libc).
 # Nothing i386 is installed system-wide; the only system change is
 # `dpkg --add-architecture i386` (+ apt-get update) and, for running the
 # result, the amd64 package libc6-i386 (the i386 loader /lib/ld-linux.so.2).
@@ -29,6 +31,7 @@ PACKAGES=(
   libjansson-dev libjansson4
   zlib1g zlib1g-dev libzstd1 libzstd-dev liblzma5 liblzma-dev libbz2-1.0
   libomp-14-dev libomp5-14 libstdc++6 libgcc-s1 libatomic1
+  libopenmpi3
 )
 
 die() { echo "sysroot.sh: $*" >&2; exit 1; }
