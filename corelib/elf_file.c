@@ -88,6 +88,8 @@ static struct cq_error *read_headers(struct cq_elf *e)
 				continue;
 			if (sh.sh_type == SHT_SYMTAB)
 				e->has_symtab = true;
+			if (sh.sh_type == SHT_GNU_HASH)
+				e->gnu_hash = scn;
 			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
 			if (!name)
 				continue;
@@ -309,8 +311,46 @@ struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
 	return NULL;
 }
 
+/* An unsigned integer of @p n bytes in the file's byte order. */
+static uint64_t load_uint(const uint8_t *p, unsigned n, bool little)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[little ? i : n - 1 - i] << (8 * (little ? i : n - 1 - i));
+	return v;
+}
+
+/* Whether the GNU hash table's Bloom filter rules @p name out of .dynsym. Only for files
+ * without .symtab, where .dynsym holds every symbol coreq would find: looking a name up in
+ * the dynamic linker's order asks every library, and most do not have it; this answers
+ * them without loading their symbols. */
+static bool surely_absent(const struct cq_elf *e, const char *name)
+{
+	if (e->syms_loaded || e->has_symtab || !e->gnu_hash)
+		return false;
+	Elf_Data *d = elf_rawdata(e->gnu_hash, NULL);
+	unsigned word = e->elf_class == ELFCLASS64 ? 8 : 4;
+	if (!d || d->d_size < 16)
+		return false;
+	const uint8_t *p = d->d_buf;
+#define U(at, n) load_uint(p + (at), (n), e->little_endian)
+	uint64_t bloom_size = U(8, 4), shift = U(12, 4);
+	if (bloom_size == 0 || 16 + bloom_size * word > d->d_size)
+		return false;
+	uint32_t h = 5381;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = h * 33 + *c;
+	unsigned bits = word * 8;
+	uint64_t w = U(16 + ((h / bits) % bloom_size) * word, word);
+#undef U
+	uint64_t mask = (UINT64_C(1) << (h % bits)) | (UINT64_C(1) << ((h >> shift) % bits));
+	return (w & mask) != mask;
+}
+
 const struct cq_symbol *cq_elf_find_symbol(struct cq_elf *e, const char *name)
 {
+	if (surely_absent(e, name))
+		return NULL;
 	struct cq_error *err = cq_elf_load_symbols(e);
 	if (err) {
 		/* only allocation can fail here; the caller sees "not found" */

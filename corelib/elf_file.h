@@ -50,6 +50,7 @@ struct cq_elf {
 
 	bool syms_loaded;
 	bool has_symtab;         /**< .symtab present (not stripped) */
+	void *gnu_hash;          /**< .gnu.hash section (Elf_Scn *), or NULL */
 	struct cq_symbol *syms;  /**< defined symbols, in file order */
 	size_t nsyms;
 	struct cq_symbol **by_name; /**< hash table name -> best symbol, built on first lookup */

@@ -120,16 +120,9 @@ static struct cq_types *types_of(struct cq_core *core)
 	if (t->listed)
 		return t;
 	t->listed = true;
-	struct cq_error *err = cq_core_load_images(core);
-	cq_error_destroy(err);
-	for (size_t i = 0; i < core->nimages; i++) {
-		struct cq_image *img = &core->images[i];
-		if (img->debug_path)
-			add_source(t, img->debug_path);
-		else if (img->found_path)
-			add_source(t, img->found_path);
-	}
-	/* after the donors given, those a bundle carries ("bundle:NAME") */
+	/* the donors given first (the user's explicit choice, and cheap: DWARF of a few
+	 * headers, where an image's separate debug file may be megabytes to index), then
+	 * those a bundle carries ("bundle:NAME") */
 	const char *d = core->opts.type_donors;
 	while (d && *d) {
 		size_t len = strcspn(d, ":");
@@ -151,6 +144,16 @@ static struct cq_types *types_of(struct cq_core *core)
 				s->shown = shown;
 			}
 		}
+	}
+	/* then the images' own DWARF, in linker order */
+	struct cq_error *err = cq_core_load_images(core);
+	cq_error_destroy(err);
+	for (size_t i = 0; i < core->nimages; i++) {
+		struct cq_image *img = &core->images[i];
+		if (img->debug_path)
+			add_source(t, img->debug_path);
+		else if (img->found_path)
+			add_source(t, img->found_path);
 	}
 	return t;
 }

@@ -5,12 +5,15 @@
  * a field's offset and a type's size (MQD's find_type, field_offset, sizeof).
  *
  * Sources, searched in this order, first definition wins:
- *  1. every image in the dynamic linker's order (executable first): its separate debug
- *     file (build-id, debuglink) if found, else the image file itself;
- *  2. the "type donors" of cq_core_options.type_donors: linked ELF files with DWARF built
+ *  1. the "type donors" of cq_core_options.type_donors: linked ELF files with DWARF built
  *     from the same headers for the target's architecture (a distribution's libmpi has no
  *     DWARF; its devel headers do have the types). A relocatable .o does not work: libdw
- *     does not relocate its DWARF.
+ *     does not relocate its DWARF. They come first because the user named them, and
+ *     because they are small where an image's debug file (libc's) may take 100 ms to
+ *     index;
+ *  2. the type donors a bundle carries (bundle.h);
+ *  3. every image in the dynamic linker's order (executable first): its separate debug
+ *     file (build-id, debuglink) if found, else the image file itself.
  * Each source is indexed (names of its top-level type DIEs) the first time a lookup
  * reaches it, so files after the one that answers are never read.
  */

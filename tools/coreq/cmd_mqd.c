@@ -311,7 +311,9 @@ int cq_cmd_mqd(struct cq_cli *cli)
 	}
 	if (cli->nargs > 1 || cli->dot || cli->svg || is_json_input(cli->args[0])) {
 		long n = cli->workers ? cli->workers : sysconf(_SC_NPROCESSORS_ONLN);
-		json_t *job = cq_mqd_job(per_rank(cli, cli->args, cli->nargs, n > 0 ? (int)n : 1));
+		json_t *docs = per_rank(cli, cli->args, cli->nargs, n > 0 ? (int)n : 1);
+		json_t *job = cq_mqd_job(docs);
+		json_decref(docs);
 		int rc = json_array_size(json_object_get(job, "failed")) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 		if (cli->dot || cli->svg) {
 			int grc = write_graph(job, cli->dot, cli->svg);
