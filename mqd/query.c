@@ -273,6 +273,9 @@ static void query_communicators(struct q *q)
 		json_object_set_new(j, "name", json_string(name));
 		json_object_set_new(j, "size", json_integer(size));
 		json_object_set_new(j, "local_rank", json_integer(rank));
+		/* the process's world rank, for mqs_get_global_rank from here on */
+		if (!strcmp(name, "MPI_COMM_WORLD") && rank >= 0 && rank <= INT32_MAX)
+			q->process->global_rank = (int)rank;
 		if (json_array_size(cflags))
 			json_object_set_new(j, "flags", json_incref(cflags));
 		json_decref(cflags);

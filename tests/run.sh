@@ -47,6 +47,7 @@ part "OMPD with LLVM libompd" python3 tests/fixture/ompd.py
 part "OMPD faulty plugins" python3 tests/fixture/ompd_faulty.py
 part "MQD job view (synthetic)" python3 tests/fixture/mqd_job.py
 part "MQD with Open MPI's DLL" python3 tests/fixture/mqd.py
+part "MQD faulty DLLs" python3 tests/fixture/mqd_faulty.py
 [ -x tests/badinput/run.sh ] && part "bad input" tests/badinput/run.sh
 [ -x tests/fixture/gdb_crosscheck.sh ] && [ "${SKIP_GDB:-0}" != 1 ] && part "gdb cross-check" tests/fixture/gdb_crosscheck.sh
 echo "$total_pass passed, $total_fail failed"
