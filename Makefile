@@ -31,7 +31,10 @@ DEMO_BE = fixtures/core/s390x-qemu
 PLUGIN_SRC = $(wildcard tests/plugins/*.c)
 PLUGIN_SO = $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/%.so,$(PLUGIN_SRC))
 
-all: $(BUILD)/coreq $(BUILD)/mkcore $(UNIT_BIN) $(PLUGIN_SO)
+# coreq's own MQD DLL for Open MPI 4.1 (ob1): found by coreq next to itself (plugins/)
+OWN_MQD_DLL = $(BUILD)/plugins/libcoreq_ompi41_msgq.so
+
+all: $(BUILD)/coreq $(BUILD)/mkcore $(UNIT_BIN) $(PLUGIN_SO) $(OWN_MQD_DLL)
 
 $(TOOL_OBJ): $(BUILD)/include/omp-tools.h
 
@@ -70,6 +73,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcoreq.a tests/unit/check.h
 $(BUILD)/tests/plugins/%.so: tests/plugins/%.c $(BUILD)/include/omp-tools.h $(wildcard tests/plugins/*.h) tests/plugins/ompd_conformance.c ompd/tr_abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fPIC -shared -o $@ $<
+
+$(OWN_MQD_DLL): $(wildcard plugins/ompi41/*.c plugins/ompi41/*.h) mqd/mqs_abi.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -o $@ $(wildcard plugins/ompi41/*.c)
 
 # 32-bit (i386) host build against an extracted Debian i386 sysroot.
 HOST32_SYSROOT ?= $(CURDIR)/build/sysroot-i386-host

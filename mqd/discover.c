@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "corelib/image.h"
 #include "corelib/plugin_path.h"
@@ -44,6 +45,44 @@ static struct cq_error *read_dll_name(struct cq_core *core, char **ret, char **i
 	return NULL;
 }
 
+#define OWN_OMPI41 "libcoreq_ompi41_msgq.so"
+
+/* coreq's own DLL for Open MPI 4.1 (plugins/ompi41), beside the coreq binary: build/plugins/
+ * in the build tree, ../lib/coreq/ when installed. NULL if there is none. */
+static char *own_dll(void)
+{
+	char exe[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	static const char *const where[] = {"%s/plugins/" OWN_OMPI41, "%s/../lib/coreq/" OWN_OMPI41};
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		snprintf(cand, sizeof(cand), where[i], exe);
+		if (realpath(cand, real))
+			return strdup(real);
+	}
+	return NULL;
+}
+
+/* Whether the core's MPI is Open MPI 4.x with its own DLL named (what coreq's serves). */
+static bool is_ompi4(const struct cq_core *core, const char *named)
+{
+	const char *base = strrchr(named, '/') ? strrchr(named, '/') + 1 : named;
+	if (strcmp(base, "libompi_dbg_msgq.so") != 0)
+		return false;
+	for (size_t i = 0; i < core->nimages; i++) {
+		const char *n = core->images[i].name, *b = strrchr(n, '/') ? strrchr(n, '/') + 1 : n;
+		if (strncmp(b, "libmpi.so.40", 12) == 0)
+			return true;
+	}
+	return false;
+}
+
 struct cq_error *cq__mqd_find_dll(struct cq_core *core, const struct cq_mqd_options *o,
 				  struct cq_mqd_choice *ret)
 {
@@ -67,6 +106,15 @@ struct cq_error *cq__mqd_find_dll(struct cq_core *core, const struct cq_mqd_opti
 	}
 	if (err)
 		return err;
+	/* Open MPI 4.1's own DLL has no unexpected queue and cannot serve a narrower host:
+	 * coreq's does both, so it is preferred (--mqd-vendor for the one the core names). */
+	char *own = !o->vendor && is_ompi4(core, name) ? own_dll() : NULL;
+	if (own) {
+		ret->path = own;
+		ret->source = "coreq";
+		ret->instead_of = name;
+		return NULL;
+	}
 	struct cq_dirs dirs = cq_plugin_trusted_dirs(o->trusted_dirs, patterns);
 	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
 	char *refused = NULL, *mismatch = NULL;

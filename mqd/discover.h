@@ -7,7 +7,8 @@
 
 struct cq_mqd_choice {
 	char *path;         /**< DLL to load */
-	const char *source; /**< "--mqd-plugin" or "MPIR_dll_name" */
+	const char *source; /**< "--mqd-plugin", "MPIR_dll_name" or "coreq" (its own DLL) */
+	char *instead_of;   /**< coreq's own DLL: the DLL the core names, passed over */
 	char *named;        /**< MPIR_dll_name as the core has it, or NULL */
 	char *mpi_image;    /**< image that holds MPIR_dll_name, or NULL */
 	char *refused;      /**< an untrusted candidate passed over (said, not silent), or NULL */

@@ -31,6 +31,7 @@ static void free_choice(struct cq_mqd_choice *c)
 	free(c->named);
 	free(c->mpi_image);
 	free(c->refused);
+	free(c->instead_of);
 }
 
 /* Names in a JSON array, comma-separated (for messages); caller frees. */
@@ -53,7 +54,8 @@ static char *joined(json_t *a)
 static void known_limits(struct cq_core *core, json_t *doc, json_t *problems)
 {
 	const char *version = json_string_value(json_object_get(json_object_get(doc, "dll"), "version"));
-	bool ompi = version && strstr(version, "Open MPI");
+	/* Open MPI's own DLL (not coreq's, whose version string names Open MPI too) */
+	bool ompi = version && strncmp(version, "Open MPI message queue support", 30) == 0;
 	if (!ompi)
 		return;
 	bool be = cq_target_needs_bswap(core->target) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
@@ -125,6 +127,9 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 	json_object_set_new(doc, "executable", core->nimages ? json_string(core->images[0].name) : json_null());
 	json_t *dll = json_pack("{s:s, s:s, s:s?, s:s?}", "path", choice.path, "source", choice.source,
 				"named_by_core", choice.named, "mpi_image", choice.mpi_image);
+	if (choice.instead_of)
+		json_object_set_new(dll, "instead_of", json_pack("{s:s, s:s}", "dll", choice.instead_of, "why",
+			"coreq's own DLL for Open MPI 4.1 shows the unexpected queue, reads ranks, tags and request status right on every target and serves any host; --mqd-vendor uses the one the core names"));
 	json_object_set_new(doc, "dll", dll);
 	if (choice.refused)
 		problem(problems, "dll trust",

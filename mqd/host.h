@@ -26,6 +26,9 @@ struct cq_mqd_options {
 	const char *trusted_dirs;
 	/** Load a DLL the core names even outside the trusted directories. */
 	bool allow_untrusted;
+	/** Use the DLL the core names even where coreq has its own (Open MPI 4.1: coreq's
+	 * shows the unexpected queue and serves any host; see plugins/ompi41). */
+	bool vendor;
 	/** Time limit of one DLL run, in ms (0: CQ_MQD_DEFAULT_TIMEOUT_MS). */
 	unsigned timeout_ms;
 };

@@ -155,6 +155,18 @@ static bool arrived(const struct job *j, const struct op *r)
 	return false;
 }
 
+/* Whether send @p s sits in its receiver's unexpected queue: delivered, not received. */
+static bool delivered(const struct job *j, const struct op *s)
+{
+	for (size_t u = 0; u < j->nops; u++) {
+		const struct op *uo = &j->ops[u];
+		if (uo->cls == UNEXPECTED && uo->rank == s->peer && uo->peer == s->rank &&
+		    uo->comm == s->comm && uo->tag == s->tag)
+			return true;
+	}
+	return false;
+}
+
 /* ---- cycles: Tarjan over the definite wait-for edges ---- */
 
 struct graph {
@@ -293,7 +305,11 @@ json_t *cq_mqd_job(json_t *ranks)
 		if (o->cls == RECV && arrived(&j, o))
 			continue; /* the message is there: not waiting on its sender */
 		blocked[o->rank] = true;
-		json_array_append_new(o->cls == SEND ? unmatched_s : unmatched_r, op_ref(&j, o));
+		json_t *ref = op_ref(&j, o);
+		/* the message is at the receiver, which posted no receive taking it */
+		if (o->cls == SEND && delivered(&j, o))
+			json_object_set_new(ref, "arrived", json_true());
+		json_array_append_new(o->cls == SEND ? unmatched_s : unmatched_r, ref);
 		if (o->peer != ANY) {
 			json_t *e = json_pack("{s:i, s:i, s:b, s:b, s:o}", "from", o->rank, "to", o->peer,
 					      "waits", 1, "wildcard", 0, "op", op_ref(&j, o));

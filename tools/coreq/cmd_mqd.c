@@ -244,7 +244,8 @@ static void print_job(json_t *job)
 		json_array_foreach(json_object_get(job, lists[l][0]), i, x) {
 			printf("%s: ", lists[l][1]);
 			print_op_ref(x);
-			printf("\n");
+			printf("%s\n", json_is_true(json_object_get(x, "arrived")) ?
+			       " - arrived at the receiver, which posted no receive that takes it" : "");
 		}
 	json_array_foreach(json_object_get(job, "matched"), i, x) {
 		printf("matched (in progress): ");

@@ -55,6 +55,8 @@ static void usage(FILE *f)
 		"                             from trusted directories only)\n"
 		"      --mqd-trusted-dir DIRS mqd: more trusted directories (colon-separated)\n"
 		"      --mqd-allow-untrusted  mqd: load a DLL the core names from anywhere\n"
+		"      --mqd-vendor           mqd: Open MPI 4.1: its own DLL, not coreq's (which shows\n"
+		"                             the unexpected queue and serves any host)\n"
 		"      --dot FILE, --svg FILE mqd job view: the wait-for graph (SVG needs graphviz)\n"
 		"      --workers N            mqd job view: rank cores analyzed in parallel (default: CPUs)\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
@@ -87,6 +89,7 @@ int main(int argc, char **argv)
 		{"mqd-plugin", required_argument, NULL, 'Q'},
 		{"mqd-trusted-dir", required_argument, NULL, 'R'},
 		{"mqd-allow-untrusted", no_argument, NULL, 'S'},
+		{"mqd-vendor", no_argument, NULL, 'N'},
 		{"dot", required_argument, NULL, 'D'},
 		{"svg", required_argument, NULL, 'G'},
 		{"workers", required_argument, NULL, 'K'},
@@ -115,6 +118,7 @@ int main(int argc, char **argv)
 		case 'Q': cli.mqd.dll = optarg; break;
 		case 'R': cli.mqd.trusted_dirs = optarg; break;
 		case 'S': cli.mqd.allow_untrusted = true; break;
+		case 'N': cli.mqd.vendor = true; break;
 		case 'D': cli.dot = optarg; break;
 		case 'O': cli.symbols_only = true; break;
 		case 'G': cli.svg = optarg; break;
