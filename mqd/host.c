@@ -76,13 +76,15 @@ static void known_limits(struct cq_core *core, json_t *doc, json_t *problems)
 			size_t k;
 			json_array_foreach(json_object_get(queue, "operations"), k, op) {
 				any_ops = true;
-				if (!be)
+				bool complete = !strcmp(json_string_value(json_object_get(op, "status")) ?: "", "complete");
+				if (!be && !complete)
 					continue;
 				json_t *flags = json_object_get(op, "flags");
 				if (!flags)
 					json_object_set_new(op, "flags", flags = json_array());
-				json_array_append_new(flags, json_string(
-					"status unreliable: Open MPI 4.1's DLL reads req_complete as one byte of a pointer (wrong on big-endian targets)"));
+				json_array_append_new(flags, json_string(be ?
+					"status unreliable: Open MPI 4.1's DLL reads req_complete as one byte of a pointer (wrong on big-endian targets)" :
+					"status may be wrong: Open MPI 4.1's DLL reads req_complete as one byte of a pointer, so a request a thread waits on (MPI_Wait*) shows as complete; coreq's DLL (the default) reads it whole"));
 			}
 		}
 	}

@@ -1,8 +1,7 @@
 #!/bin/bash
 # bench-mqd.sh [--sizes "8 16 32 64"] [--runs N] [--coreq BINARY] [--no-install]
 #
-# Benchmarks `coreq mqd` with Open MPI's real message-queue DLL (Debian libopenmpi3) on
-# kernel cores of real MPI jobs. A report, not a test: exits 0 whatever the numbers
+# Benchmarks `coreq mqd` on kernel cores of real Open MPI 4.1 jobs. A report, not a test: exits 0 whatever the numbers
 # (non-zero only when it cannot run).
 #
 #   * program: tools/bench/mqd_ring.c against Debian's Open MPI 4.1 (mpicc); for each
@@ -12,7 +11,10 @@
 #     communicator, moves into rank<R>/ and blocks; when all N have written rank<R>.pid,
 #     ONE `kill -ABRT` hits all ranks, and the kernel writes build/bench/mqd/N/rank<R>/core
 #     (kept while newer than the program: the cores are made once);
-#   * types: the x86_64 type donor fixtures/mpi/donors/x86_64/ompi-types.so.gz;
+#   * DLL: coreq's own for Open MPI 4.1 (the default; all three queues), and Open MPI's
+#     (--mqd-vendor) for one rank;
+#   * types: the x86_64 type donors fixtures/mpi/donors/x86_64/ompi-types.so.gz and
+#     ompi-ob1-types.so.gz;
 #   * timing (warm page cache, hyperfine -N): `coreq mqd --json` on rank 0's core (one
 #     rank, N runs), and the job view `coreq mqd --json CORES...` over all N cores for
 #     each N (per-rank phase in parallel, default workers = CPUs);
@@ -61,8 +63,10 @@ exe=$out/mqd_ring
 if [ ! -x "$exe" ] || [ "$here/mqd_ring.c" -nt "$exe" ]; then
     mpicc -g -O1 -o "$exe" "$here/mqd_ring.c" || die "mpicc failed"
 fi
-donor=$out/ompi-types.so
-gzip -dc "$root/fixtures/mpi/donors/x86_64/ompi-types.so.gz" > "$donor" || die "no x86_64 type donor"
+gzip -dc "$root/fixtures/mpi/donors/x86_64/ompi-types.so.gz" > "$out/ompi-types.so" &&
+    gzip -dc "$root/fixtures/mpi/donors/x86_64/ompi-ob1-types.so.gz" > "$out/ompi-ob1-types.so" ||
+    die "no x86_64 type donors"
+donor=$out/ompi-types.so:$out/ompi-ob1-types.so
 [ "$(cat /proc/sys/kernel/core_pattern)" = core ] || echo core > /proc/sys/kernel/core_pattern ||
     die "core_pattern must be 'core'"
 
@@ -107,6 +111,7 @@ time_cmd() {
 }
 first=$(ls "$out"/$(echo $sizes | awk '{print $1}')/rank0/core)
 time_cmd one "$runs" "$coreq" mqd --json --types "$donor" -e "$exe" "$first"
+time_cmd vendor "$runs" "$coreq" mqd --json --mqd-vendor --types "$donor" -e "$exe" "$first"
 for n in $sizes; do
     time_cmd "job$n" 5 "$coreq" mqd --json --types "$donor" -e "$exe" $(ls "$out/$n"/rank*/core | sort -V)
     "$coreq" mqd --json --types "$donor" -e "$exe" $(ls "$out/$n"/rank*/core | sort -V) > "$tmp/job$n.out" 2>/dev/null
@@ -119,9 +124,11 @@ def res(name):
     ts = sorted(r["times"])
     return {"med": ts[len(ts) // 2] * 1000, "min": ts[0] * 1000, "cpu": (r["user"] + r["system"]) * 1000}
 one = res("one")
-print(f"coreq mqd, Open MPI 4.1 DLL (Debian libopenmpi3), {cpus} CPU(s), warm page cache")
+print(f"coreq mqd with coreq's Open MPI 4.1 DLL (and Open MPI's own, Debian libopenmpi3), {cpus} CPU(s), warm page cache")
 print(f"{'what':<28} {'median ms':>10} {'min ms':>8} {'CPU ms':>8} {'CPU use':>8} {'ms/rank':>8}  finding")
 print(f"{'one rank':<28} {one['med']:>10.1f} {one['min']:>8.1f} {one['cpu']:>8.1f} {one['cpu'] / one['med']:>8.2f} {one['med']:>8.1f}")
+v = res("vendor")
+print(f"{'one rank, Open MPI DLL':<28} {v['med']:>10.1f} {v['min']:>8.1f} {v['cpu']:>8.1f} {v['cpu'] / v['med']:>8.2f} {v['med']:>8.1f}")
 per = {}
 for n in sizes:
     r = res(f"job{n}")
