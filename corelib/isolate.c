@@ -293,3 +293,20 @@ void cq_isolate_deaths_deinit(struct cq_isolate_deaths *d)
 	}
 	d->n = 0;
 }
+
+bool cq_isolate_calling_unless_died(const struct cq_isolate_deaths *skip, const char *call)
+{
+	for (size_t i = 0; skip && i < skip->n; i++)
+		if (strcmp(skip->call[i], call) == 0)
+			return true;
+	cq_isolate_calling(call);
+	return false;
+}
+
+void cq_isolate_record(FILE *out, const char *text)
+{
+	if (text)
+		fputs(text, out);
+	fputc('\n', out);
+	fflush(out);
+}

@@ -80,6 +80,14 @@ struct cq_error *cq_isolate_run_retrying(cq_isolate_retry_fn fn, void *arg, unsi
 
 void cq_isolate_deaths_deinit(struct cq_isolate_deaths *d);
 
+/** In the child of cq_isolate_run_retrying(): true if an earlier run died in @p call (the
+ * caller skips it); else names it as the foreign call in progress and returns false. */
+bool cq_isolate_calling_unless_died(const struct cq_isolate_deaths *skip, const char *call);
+
+/** In the child: write one record line to @p out and flush it, so that it reaches the
+ * parent even if the next foreign call crashes. */
+void cq_isolate_record(FILE *out, const char *text);
+
 /** Release what cq_isolate_run() returned. */
 void cq_isolate_result_deinit(struct cq_isolate_result *r);
 

@@ -120,3 +120,46 @@ char *cq_plugin_host_mismatch(const char *path, const char *option)
 		close(fd);
 	return why;
 }
+
+void cq_plugin_choose(char *const *names, size_t n, const struct cq_dirs *dirs,
+		      bool allow_untrusted, const char *option, struct cq_plugin_choice *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	for (size_t i = 0; i < n && !ret->path; i++) {
+		const char *name = names[i];
+		const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+		for (size_t d = 0; d <= dirs->n && !ret->path; d++) {
+			char cand[PATH_MAX], real[PATH_MAX];
+			if (d == 0 && name[0] != '/')
+				continue;
+			if (d == 0)
+				snprintf(cand, sizeof(cand), "%s", name);
+			else
+				snprintf(cand, sizeof(cand), "%s/%s", dirs->dir[d - 1], base);
+			if (!realpath(cand, real))
+				continue;
+			if (!allow_untrusted && !cq_plugin_trusted(real, dirs)) {
+				if (!ret->refused && asprintf(&ret->refused, "%s (resolves to %s)", cand, real) < 0)
+					ret->refused = NULL;
+				continue;
+			}
+			char *why = cq_plugin_host_mismatch(real, option);
+			if (why) {
+				if (!ret->mismatch)
+					ret->mismatch = why;
+				else
+					free(why);
+				continue;
+			}
+			ret->path = strdup(cand);
+		}
+	}
+}
+
+void cq_plugin_choice_deinit(struct cq_plugin_choice *c)
+{
+	free(c->path);
+	free(c->refused);
+	free(c->mismatch);
+	memset(c, 0, sizeof(*c));
+}

@@ -38,4 +38,23 @@ bool cq_plugin_trusted(const char *real, const struct cq_dirs *d);
  * Caller frees. */
 char *cq_plugin_host_mismatch(const char *path, const char *option);
 
+/** What cq_plugin_choose() found. */
+struct cq_plugin_choice {
+	char *path;     /**< the plugin to load (as found, not resolved), or NULL */
+	char *refused;  /**< first untrusted candidate passed over, "PATH (resolves to REAL)" */
+	char *mismatch; /**< first candidate that does not fit this host, and why */
+};
+
+/**
+ * The first loadable plugin among @p names (paths a core names): each name itself when it
+ * is absolute, then its base name in each trusted directory of @p dirs, in that order. A
+ * candidate must resolve (realpath) into a trusted directory unless @p allow_untrusted, and
+ * fit the host (cq_plugin_host_mismatch, @p option named in its message). Release with
+ * cq_plugin_choice_deinit().
+ */
+void cq_plugin_choose(char *const *names, size_t n, const struct cq_dirs *dirs,
+		      bool allow_untrusted, const char *option, struct cq_plugin_choice *ret);
+
+void cq_plugin_choice_deinit(struct cq_plugin_choice *c);
+
 #endif

@@ -117,32 +117,12 @@ struct cq_error *cq__mqd_find_dll(struct cq_core *core, const struct cq_mqd_opti
 	}
 	struct cq_dirs dirs = cq_plugin_trusted_dirs(o->trusted_dirs, patterns);
 	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-	char *refused = NULL, *mismatch = NULL;
-	/* The named path itself (absolute only), then its base name in each trusted directory:
-	 * a core of another architecture names its own DLL, the host's may read it too. */
-	for (size_t d = 0; d <= dirs.n && !ret->path; d++) {
-		char cand[PATH_MAX], real[PATH_MAX];
-		if (d == 0 && name[0] != '/')
-			continue;
-		snprintf(cand, sizeof(cand), d == 0 ? "%s" : "%s/%s", d == 0 ? name : dirs.dir[d - 1], base);
-		if (!realpath(cand, real))
-			continue;
-		if (!cq_plugin_trusted(real, &dirs) && !o->allow_untrusted) {
-			if (!refused && asprintf(&refused, "%s (resolves to %s)", cand, real) < 0)
-				refused = NULL;
-			continue;
-		}
-		char *why = cq_plugin_host_mismatch(real, "--mqd-plugin");
-		if (why) {
-			if (!mismatch)
-				mismatch = why;
-			else
-				free(why);
-			continue;
-		}
-		ret->path = strdup(cand);
-		ret->source = "MPIR_dll_name";
-	}
+	/* a core of another architecture names its own DLL: the host's may read it too */
+	struct cq_plugin_choice c;
+	cq_plugin_choose(&name, 1, &dirs, o->allow_untrusted, "--mqd-plugin", &c);
+	ret->path = c.path;
+	ret->source = "MPIR_dll_name";
+	char *refused = c.refused, *mismatch = c.mismatch;
 	if (!ret->path) {
 		if (refused)
 			err = cq_error_create(CQ_ERR_PLUGIN,

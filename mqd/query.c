@@ -33,12 +33,8 @@ struct q {
 static void emit(struct q *q, json_t *rec)
 {
 	char *text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (text) {
-		fputs(text, q->out);
-		free(text);
-	}
-	fputc('\n', q->out);
-	fflush(q->out); /* a record on the pipe survives a crash in the next call */
+	cq_isolate_record(q->out, text);
+	free(text);
 	json_decref(rec);
 }
 
@@ -50,11 +46,7 @@ static bool calling(struct q *q, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(q->call, sizeof(q->call), fmt, ap);
 	va_end(ap);
-	for (size_t i = 0; i < q->skip->n; i++)
-		if (strcmp(q->skip->call[i], q->call) == 0)
-			return true;
-	cq_isolate_calling(q->call);
-	return false;
+	return cq_isolate_calling_unless_died(q->skip, q->call);
 }
 
 /* Not an mqs result code: the call was skipped because an earlier run died in it. */

@@ -75,41 +75,11 @@ struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd
 		return err;
 	static const char *const patterns[] = {"/usr/lib/llvm-*/lib", NULL};
 	struct cq_dirs dirs = cq_plugin_trusted_dirs(o->trusted_dirs, patterns);
-	size_t ndirs = dirs.n;
-	char *refused = NULL, *mismatch = NULL;
-	for (size_t i = 0; i < nnames && !ret->path; i++) {
-		const char *name = names[i];
-		const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-		/* Candidates: the named path itself (absolute only), then base name in each
-		 * trusted directory. */
-		for (size_t d = 0; d <= ndirs && !ret->path; d++) {
-			char cand[PATH_MAX], real[PATH_MAX];
-			if (d == 0) {
-				if (name[0] != '/')
-					continue;
-				snprintf(cand, sizeof(cand), "%s", name);
-			} else {
-				snprintf(cand, sizeof(cand), "%s/%s", dirs.dir[d - 1], base);
-			}
-			if (!realpath(cand, real))
-				continue;
-			if (!cq_plugin_trusted(real, &dirs) && !o->allow_untrusted) {
-				if (!refused && asprintf(&refused, "%s (resolves to %s)", cand, real) < 0)
-					refused = NULL;
-				continue;
-			}
-			char *why = cq_plugin_host_mismatch(real, "--ompd-plugin");
-			if (why) {
-				if (!mismatch)
-					mismatch = why;
-				else
-					free(why);
-				continue;
-			}
-			ret->path = strdup(cand);
-			ret->source = "ompd_dll_locations";
-		}
-	}
+	struct cq_plugin_choice c;
+	cq_plugin_choose(names, nnames, &dirs, o->allow_untrusted, "--ompd-plugin", &c);
+	ret->path = c.path;
+	ret->source = "ompd_dll_locations";
+	char *refused = c.refused, *mismatch = c.mismatch;
 	if (!ret->path) {
 		char *listed = NULL;
 		for (size_t i = 0; i < nnames; i++) {

@@ -37,9 +37,8 @@ struct q {
 	FILE *out;
 	char call[200];
 	uint64_t *pthreads; /* struct pthread address of each core thread (0: unknown) */
-	char *const *skip;  /* calls to skip (an earlier run crashed in them) */
+	const struct cq_isolate_deaths *skip; /* calls to skip (an earlier run died in them) */
 	bool tr;            /* the plugin speaks the OMPD TR 2.001 (through tr_adapter.c) */
-	size_t nskip;
 	/* regions described so far (their handles are kept to compare with) */
 	ompd_parallel_handle_t *regions[MAX_REGIONS];
 	size_t nregions;
@@ -53,12 +52,8 @@ struct q {
 static void emit(struct q *q, json_t *rec)
 {
 	char *text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (text) {
-		fputs(text, q->out);
-		free(text);
-	}
-	fputc('\n', q->out);
-	fflush(q->out); /* a record on the pipe survives a crash in the next call */
+	cq_isolate_record(q->out, text);
+	free(text);
 	json_decref(rec);
 }
 
@@ -73,11 +68,7 @@ static bool calling(struct q *q, const char *fmt, ...)
 	va_end(ap);
 	if (q->tr)
 		cq__ompd_tr_rename(q->call, sizeof(q->call));
-	for (size_t i = 0; i < q->nskip; i++)
-		if (strcmp(q->skip[i], q->call) == 0)
-			return true;
-	cq_isolate_calling(q->call);
-	return false;
+	return cq_isolate_calling_unless_died(q->skip, q->call);
 }
 
 /* Make a plugin call unless an earlier run crashed in it. */
@@ -502,7 +493,7 @@ static void enumerate_icvs(struct q *q)
 int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 {
 	const struct cq__ompd_job *job = arg;
-	struct q q = {.core = job->core, .out = out, .skip = skip->call, .nskip = skip->n};
+	struct q q = {.core = job->core, .out = out, .skip = skip};
 	struct cq_ompd_stats stats = {.log = stderr};
 	calling(&q, "dlopen(%s)", job->plugin);
 	void *dl = dlopen(job->plugin, RTLD_NOW | RTLD_LOCAL);
