@@ -23,6 +23,11 @@ struct entry {
 };
 
 struct source {
+	/* An image with its .symtab gets no debug file for symbols (image.c), but its DWARF
+	 * may be in one all the same (objcopy --strip-debug): found when the image file
+	 * turns out to have none, and then used in its place. */
+	struct cq_core *core;
+	struct cq_image *img;
 	char *path;
 	char *shown;      /* name in reports when not the path (bundled donors) */
 	int fd;
@@ -69,6 +74,19 @@ static void open_source(struct source *s)
 	if (s->fd < 0)
 		return;
 	s->dw = dwarf_begin(s->fd, DWARF_C_READ);
+	if (!s->dw && s->img && s->img->elf) {
+		char *dbg = cq__find_debug_file(s->core, s->img->found_path, s->img->elf);
+		int fd = dbg ? open(dbg, O_RDONLY | O_CLOEXEC) : -1;
+		if (fd >= 0) {
+			close(s->fd);
+			free(s->path);
+			s->path = dbg;
+			s->fd = fd;
+			s->dw = dwarf_begin(s->fd, DWARF_C_READ);
+		} else {
+			free(dbg);
+		}
+	}
 	if (!s->dw)
 		return;
 	size_t cap = 0;
@@ -150,10 +168,15 @@ static struct cq_types *types_of(struct cq_core *core)
 	cq_error_destroy(err);
 	for (size_t i = 0; i < core->nimages; i++) {
 		struct cq_image *img = &core->images[i];
-		if (img->debug_path)
+		if (img->debug_path) {
 			add_source(t, img->debug_path);
-		else if (img->found_path)
+		} else if (img->found_path) {
 			add_source(t, img->found_path);
+			if (t->nsources && !strcmp(t->sources[t->nsources - 1].path, img->found_path)) {
+				t->sources[t->nsources - 1].core = core;
+				t->sources[t->nsources - 1].img = img;
+			}
+		}
 	}
 	return t;
 }
