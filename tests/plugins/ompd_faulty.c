@@ -8,9 +8,15 @@
  *   COREQ_FAULT=spam         writes 1 MiB to stdout and stderr in ompd_initialize
  *   COREQ_FAULT=huge-alloc   asks alloc_memory for (ompd_size_t)-1 and 1<<40 bytes
  *   COREQ_FAULT=old-version  ompd_get_api_version says 201011 (not OpenMP 5.1)
+ *   COREQ_FAULT=garbage-handle  thread handles are wild pointers (0x8): the host passes
+ *                            them back, and releasing one frees a wild pointer
+ *   COREQ_FAULT=wild-callbacks  calls the callbacks with NULL pointers, sizes that
+ *                            overflow, bad unit sizes; test-var is 1 if every call failed
+ *                            cleanly, else the number of the first that did not
  */
 #include <omp-tools.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +24,40 @@
 
 static const ompd_callbacks_t *cb;
 static int calls_state;
+static int wild_result = -1;
+
+/* Each call must fail (not ompd_rc_ok) and not crash: the number of the first that
+ * succeeded, or 1 for all failed as they should. */
+static int wild_calls(ompd_address_space_context_t *ctx)
+{
+	uint8_t buf[64];
+	ompd_address_t a0 = {0, 0}, out;
+	ompd_thread_context_t *t;
+	void *p = NULL;
+	const ompd_rc_t rc[] = {
+		cb->read_memory(ctx, NULL, &a0, (ompd_size_t)1 << 40, buf),
+		cb->read_memory(ctx, NULL, &a0, 8, NULL),
+		cb->read_memory(NULL, NULL, &a0, 8, buf),
+		cb->read_memory(ctx, NULL, NULL, 8, buf),
+		cb->symbol_addr_lookup(ctx, NULL, NULL, &out, NULL),
+		cb->symbol_addr_lookup(ctx, NULL, "main", NULL, NULL),
+		cb->symbol_addr_lookup(ctx, NULL, "main", &out, "/../../etc/passwd"),
+		cb->get_thread_context_for_thread_id(ctx, 1, 8, NULL, &t),
+		cb->get_thread_context_for_thread_id(ctx, 1, 1 << 30, buf, &t),
+		cb->device_to_host(ctx, buf, 8, ((ompd_size_t)-1) / 4, buf),
+		cb->device_to_host(ctx, buf, 3, 1, buf),
+		cb->device_to_host(ctx, NULL, 4, 1, buf),
+		cb->read_string(ctx, NULL, &a0, 0, buf),
+		cb->read_string(ctx, NULL, &a0, 16, NULL),
+		cb->alloc_memory(16, NULL),
+		cb->sizeof_type(NULL, NULL),
+	};
+	(void)p;
+	for (size_t i = 0; i < sizeof(rc) / sizeof(rc[0]); i++)
+		if (rc[i] == ompd_rc_ok)
+			return (int)i + 2;
+	return 1;
+}
 
 static int fault(const char *name)
 {
@@ -70,6 +110,8 @@ ompd_rc_t ompd_process_initialize(ompd_address_space_context_t *ctx, ompd_addres
 			pause();
 	the_aspace.ctx = ctx;
 	*h = &the_aspace;
+	if (fault("wild-callbacks"))
+		wild_result = wild_calls(ctx);
 	return ompd_rc_ok;
 }
 
@@ -89,6 +131,10 @@ ompd_rc_t ompd_get_thread_handle(ompd_address_space_handle_t *h, ompd_thread_id_
 		return rc;
 	((struct _ompd_thread_handle *)p)->tctx = tctx;
 	*ret = p;
+	if (fault("garbage-handle")) {
+		cb->free_memory(p);
+		*ret = (ompd_thread_handle_t *)(uintptr_t)8;
+	}
 	return ompd_rc_ok;
 }
 
@@ -130,7 +176,7 @@ ompd_rc_t ompd_get_icv_from_scope(void *h, ompd_scope_t scope, ompd_icv_id_t id,
 {
 	if (fault("exit-icv"))
 		exit(3);
-	*v = 42;
+	*v = fault("wild-callbacks") ? wild_result : 42;
 	return ompd_rc_ok;
 }
 
