@@ -9,7 +9,11 @@ export COREQ=${COREQ:-build/coreq}
 UNIT=${UNIT:-build/tests}
 total_pass=0 total_fail=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+sums=$(mktemp)
+trap 'rm -f "$log" "$sums"' EXIT
+# every fixture's checksum, compared after the suite: nothing may write to an input
+fixture_sums() { find fixtures -type f -print0 | sort -z | xargs -0 sha256sum; }
+fixture_sums >"$sums"
 
 part() {
 	local name=$1
@@ -52,5 +56,16 @@ part "MQD faulty DLLs" python3 tests/fixture/mqd_faulty.py
 [ -x tests/badinput/run.sh ] && part "bad input" tests/badinput/run.sh
 part "malformed real cores" python3 tests/badinput/mutate.py
 [ -x tests/fixture/gdb_crosscheck.sh ] && [ "${SKIP_GDB:-0}" != 1 ] && part "gdb cross-check" tests/fixture/gdb_crosscheck.sh
+part "inputs never written" python3 tests/fixture/inputs.py
+untouched() {
+	if fixture_sums | cmp -s - "$sums"; then
+		echo "ok - every fixture file unchanged after the suite"; echo "1 passed, 0 failed"
+	else
+		echo "not ok - fixture files changed during the suite:"
+		fixture_sums | diff "$sums" - | head -5
+		echo "0 passed, 1 failed"
+	fi
+}
+part "fixtures untouched" untouched
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
