@@ -11,6 +11,7 @@ TARGETS_SRC = $(wildcard targets/*.c)
 CORELIB_SRC = $(wildcard corelib/*.c)
 OMPD_SRC = $(wildcard ompd/*.c)
 MQD_SRC = $(wildcard mqd/*.c)
+EVENTS_SRC = $(wildcard events/*.c)
 # omp-tools.h comes from Debian's libomp-14-dev; only that header is copied (the directory
 # it lives in is clang's resource directory, which must not shadow the C library's).
 OMP_TOOLS_H ?= $(firstword $(wildcard /usr/lib/llvm-14/lib/clang/*/include/omp-tools.h /usr/lib/llvm-*/lib/clang/*/include/omp-tools.h))
@@ -18,10 +19,11 @@ TOOL_SRC = $(wildcard tools/coreq/*.c)
 LIB_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TARGETS_SRC) $(CORELIB_SRC))
 OMPD_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(OMPD_SRC))
 MQD_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(MQD_SRC))
+EVENTS_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(EVENTS_SRC))
 TOOL_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
 UNIT_SRC = $(wildcard tests/unit/*.c)
 UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
-HEADERS = $(wildcard targets/*.h corelib/*.h ompd/*.h mqd/*.h tools/coreq/*.h)
+HEADERS = $(wildcard targets/*.h corelib/*.h ompd/*.h mqd/*.h events/*.h recorder/*.h tools/coreq/*.h)
 
 .PHONY: all clean test unit host32 asan deps demo check
 
@@ -58,8 +60,11 @@ $(BUILD)/libcoreq-ompd.a: $(OMPD_OBJ)
 $(BUILD)/libcoreq-mqd.a: $(MQD_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq.a
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq.a $(LIBS)
+$(BUILD)/libcoreq-events.a: $(EVENTS_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq.a $(LIBS)
 
 $(BUILD)/mkcore: tests/tools/mkcore.c $(BUILD)/libcoreq.a
 	@mkdir -p $(dir $@)

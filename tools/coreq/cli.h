@@ -44,6 +44,7 @@ struct cq_cli {
 	struct cq_mqd_options mqd;
 	const char *dot, *svg; /**< mqd job view: graph files */
 	int workers;         /**< mqd job view: processes for the per-rank phase (0: CPUs) */
+	unsigned last;       /**< events: per thread (0: default) */
 	bool regs;           /**< threads: include all registers (default for `threads`) */
 	char **args;         /**< positional arguments after the command */
 	int nargs;
@@ -62,6 +63,10 @@ int cq_cmd_type(struct cq_cli *cli);
 int cq_cmd_bundle(struct cq_cli *cli);
 int cq_cmd_ompd(struct cq_cli *cli);
 int cq_cmd_mqd(struct cq_cli *cli);
+int cq_cmd_events(struct cq_cli *cli);
+
+/** Text lines of one thread's events (cmd_events.c), each line starting with @p indent. */
+void cq_events_print_thread(json_t *ring, const char *indent);
 
 /** Text report of one rank's "coreq-mqd/1" document (cmd_mqd.c). */
 void cq_mqd_print_rank(json_t *doc);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "events/events.h"
 #include "ompd/host.h"
 
 static const char *str(json_t *o, const char *k)
@@ -117,6 +118,12 @@ static void print_text(json_t *doc)
 		printf("\n");
 		printf("  ICVs:\n");
 		print_icvs("    ", json_object_get(th, "icvs"));
+		if (json_object_get(th, "recent_events")) {
+			printf("  recent events (flight recorder):\n");
+			json_t *ring = json_pack("{s:O}", "events", json_object_get(th, "recent_events"));
+			cq_events_print_thread(ring, "    ");
+			json_decref(ring);
+		}
 	}
 	printf("parallel regions: %zu\n", json_array_size(json_object_get(doc, "parallel_regions")));
 	json_t *t;
@@ -147,6 +154,27 @@ static void print_text(json_t *doc)
 	}
 }
 
+/* The recorder's last events of each thread next to what the plugin says about it. */
+static void merge_events(json_t *doc, json_t *events, struct cq_error *err)
+{
+	if (err) {
+		if (err->code != CQ_ERR_NOT_FOUND)
+			json_array_append_new(json_object_get(doc, "problems"), json_pack("{s:s, s:s}",
+				"item", "recorder", "message", err->message ? err->message : "unreadable"));
+		cq_error_destroy(err);
+		return;
+	}
+	json_t *th, *ring;
+	size_t i, k;
+	json_array_foreach(json_object_get(doc, "threads"), i, th) {
+		json_array_foreach(json_object_get(events, "threads"), k, ring)
+			if (json_equal(json_object_get(ring, "tid"), json_object_get(th, "tid")))
+				json_object_set(th, "recent_events", json_object_get(ring, "events"));
+	}
+	json_object_set(doc, "recorder", json_object_get(events, "recorder"));
+	json_decref(events);
+}
+
 int cq_cmd_ompd(struct cq_cli *cli)
 {
 	struct cq_core *core;
@@ -155,10 +183,18 @@ int cq_cmd_ompd(struct cq_cli *cli)
 		return rc;
 	json_t *doc;
 	struct cq_error *err = cq_ompd_report(core, &cli->ompd, &doc);
+	json_t *events = NULL;
+	struct cq_error *eerr = cq_events_read(core, cli->last ? cli->last : 8, &events);
 	if (err) {
+		/* no OMPD (e.g. a distribution's stripped runtime): the recorder may still tell */
+		if (!eerr)
+			err = cq_error_wrap(err, "(the core has coreq's flight recorder: `coreq events` shows the last runtime events of every thread)");
+		json_decref(events);
+		cq_error_destroy(eerr);
 		cq_core_close(core);
 		return cq_fail(err);
 	}
+	merge_events(doc, events, eerr);
 	/* The core's own problems (missing libraries...) belong to the answer too. */
 	json_t *problems = json_object_get(doc, "problems");
 	for (size_t i = 0; i < core->nproblems; i++)

@@ -25,6 +25,7 @@ static const struct {
 	{"ompd", cq_cmd_ompd, "ompd CORE [EXE]            OpenMP threads, tasks, parallel regions, ICVs (OMPD plugin)"},
 	{"mqd", cq_cmd_mqd, "mqd CORE...                MPI message queues of a rank (MQD DLL); several:\n"
 	 "                                   the job view (deadlocks, unmatched operations)"},
+	{"events", cq_cmd_events, "events CORE [EXE]          last events of every thread (coreq's flight recorder)"},
 	{"bundle", cq_cmd_bundle, "bundle CORE [EXE] -o OUT   core + symbols and read-only data it needs, one file"},
 };
 
@@ -59,6 +60,7 @@ static void usage(FILE *f)
 		"                             the unexpected queue and serves any host)\n"
 		"      --dot FILE, --svg FILE mqd job view: the wait-for graph (SVG needs graphviz)\n"
 		"      --workers N            mqd job view: rank cores analyzed in parallel (default: CPUs)\n"
+		"      --last N               events: per thread (default 16; 0: all)\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
 		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
@@ -94,6 +96,7 @@ int main(int argc, char **argv)
 		{"svg", required_argument, NULL, 'G'},
 		{"workers", required_argument, NULL, 'K'},
 		{"symbols-only", no_argument, NULL, 'O'},
+		{"last", required_argument, NULL, 'X'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -121,6 +124,13 @@ int main(int argc, char **argv)
 		case 'N': cli.mqd.vendor = true; break;
 		case 'D': cli.dot = optarg; break;
 		case 'O': cli.symbols_only = true; break;
+		case 'X':
+			if (!cq_parse_u64(optarg, &v) || v > (1u << 20)) {
+				fprintf(stderr, "coreq: bad --last %s (0: all, up to 1048576)\n", optarg);
+				return CQ_EXIT_USAGE;
+			}
+			cli.last = v ? (unsigned)v : (1u << 20);
+			break;
 		case 'G': cli.svg = optarg; break;
 		case 'K':
 			if (!cq_parse_u64(optarg, &v) || v == 0 || v > 1024) {
