@@ -36,7 +36,7 @@ PLUGIN_SO = $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/%.so,$(PLUGIN_SR
 # coreq's own MQD DLL for Open MPI 4.1 (ob1): found by coreq next to itself (plugins/)
 OWN_MQD_DLL = $(BUILD)/plugins/libcoreq_ompi41_msgq.so
 
-all: $(BUILD)/coreq $(BUILD)/mkcore $(UNIT_BIN) $(PLUGIN_SO) $(OWN_MQD_DLL)
+all: $(BUILD)/coreq $(BUILD)/mkcore $(UNIT_BIN) $(PLUGIN_SO) $(OWN_MQD_DLL) recorder
 
 $(TOOL_OBJ): $(BUILD)/include/omp-tools.h
 
@@ -82,6 +82,9 @@ $(BUILD)/tests/plugins/%.so: tests/plugins/%.c $(BUILD)/include/omp-tools.h $(wi
 $(OWN_MQD_DLL): $(wildcard plugins/ompi41/*.c plugins/ompi41/*.h) mqd/mqs_abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fPIC -shared -o $@ $(wildcard plugins/ompi41/*.c)
+
+# The flight recorder library (OMPT and GASP tool), whose rings `coreq events` reads.
+include recorder/recorder.mk
 
 # 32-bit (i386) host build against an extracted Debian i386 sysroot.
 HOST32_SYSROOT ?= $(CURDIR)/build/sysroot-i386-host
