@@ -50,6 +50,7 @@ part "OMPD callback conformance" python3 tests/fixture/ompd_conformance.py
 part "OMPD with LLVM libompd" python3 tests/fixture/ompd.py
 part "OMPD faulty plugins" python3 tests/fixture/ompd_faulty.py
 part "types (DWARF, donors)" python3 tests/fixture/types.py
+part "flight recorder (events)" python3 tests/fixture/events.py
 part "MQD job view (synthetic)" python3 tests/fixture/mqd_job.py
 part "MQD with Open MPI's DLL" python3 tests/fixture/mqd.py
 part "MQD faulty DLLs" python3 tests/fixture/mqd_faulty.py

@@ -187,8 +187,12 @@ int cq_cmd_ompd(struct cq_cli *cli)
 	struct cq_error *eerr = cq_events_read(core, cli->last ? cli->last : 8, &events);
 	if (err) {
 		/* no OMPD (e.g. a distribution's stripped runtime): the recorder may still tell */
-		if (!eerr)
-			err = cq_error_wrap(err, "(the core has coreq's flight recorder: `coreq events` shows the last runtime events of every thread)");
+		if (!eerr) {
+			struct cq_error *hint = cq_error_create(err->code, "%s; the core has coreq's flight recorder: `coreq events` shows the last runtime events of every thread",
+								 err->message ? err->message : "no OMPD");
+			cq_error_destroy(err);
+			err = hint;
+		}
 		json_decref(events);
 		cq_error_destroy(eerr);
 		cq_core_close(core);
