@@ -125,6 +125,11 @@ check: deps
 	$(MAKE) asan
 	$(MAKE) host32
 	tools/check-all.sh
+	$(MAKE) fuzz-regress
+	$(MAKE) fuzz-smoke
 
 clean:
 	rm -rf build build32 build-asan
+
+# libFuzzer targets (fuzz/README.md); last: fuzz.mk uses the variables above.
+include fuzz/fuzz.mk

@@ -63,7 +63,7 @@ static struct cq_error *pthread_from_tp(struct cq_core *core, struct cq_thread *
 		if ((err = read_descriptor(core, is64 ? "register64" : "register32", &d)))
 			return err;
 		unsigned size = d.bits / 8;
-		if ((size != 4 && size != 8) || d.offset + size > t->reg_block_size)
+		if ((size != 4 && size != 8) || (uint64_t)d.offset + size > t->reg_block_size)
 			return cq_error_create(CQ_ERR_MALFORMED,
 					       "glibc's register descriptor {%u, %d, %u} does not fit %s registers",
 					       d.bits, (int32_t)d.count, d.offset, t->name);

@@ -113,7 +113,8 @@ static void open_source(struct source *s)
 		}
 		off = next;
 	}
-	qsort(s->index, s->n, sizeof(*s->index), by_name);
+	if (s->n) /* index is NULL when the DWARF names no type */
+		qsort(s->index, s->n, sizeof(*s->index), by_name);
 }
 
 static void add_source(struct cq_types *t, const char *path)
@@ -261,6 +262,8 @@ static bool member_location(Dwarf_Die *m, int64_t *ret)
 	}
 	Dwarf_Word u;
 	if (dwarf_formudata(&a, &u) == 0) {
+		if (u > INT64_MAX)
+			return false;
 		*ret = (int64_t)u;
 		return true;
 	}
@@ -300,7 +303,7 @@ static int64_t member_offset(const Dwarf_Die *type, const char *field, int depth
 		Dwarf_Die inner;
 		if (dwarf_attr(&m, DW_AT_type, &a) && dwarf_formref_die(&a, &inner)) {
 			int64_t r = member_offset(&inner, field, depth + 1);
-			if (r >= 0)
+			if (r >= 0 && off <= INT64_MAX - r)
 				return off + r;
 		}
 	} while (dwarf_siblingof(&m, &m) == 0);

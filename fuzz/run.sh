@@ -1,0 +1,114 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Run the fuzz targets (fuzz/README.md); used by `make fuzz`, `make fuzz-smoke` and
+# `make fuzz-regress`.
+#
+#   fuzz/run.sh SECONDS [TARGET...]   fuzz each target SECONDS on build-fuzz/corpus/<target>
+#                                     (fill it first: fuzz/seeds.sh corpus); crashes, leaks,
+#                                     timeouts and OOMs go to build-fuzz/findings/<target>/,
+#                                     the log to build-fuzz/logs/<target>.log
+#   fuzz/run.sh --regress [TARGET...] replay fuzz/regressions/<target>/* once each
+#
+# Prints one line per target (executions, time, coverage, findings). Exit status 1 if any
+# target found something (or a regression input fails), else 0.
+# Environment: FUZZ_DIR (build-fuzz), FUZZ_PARALLEL (targets at a time, 1),
+# FUZZ_FORK=1 (keep fuzzing after a finding: -fork=1 -ignore_crashes etc.),
+# FUZZ_ARGS (more libFuzzer flags).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
+case $FUZZ_DIR in /*) ;; *) FUZZ_DIR=$ROOT/$FUZZ_DIR ;; esac
+PARALLEL=${FUZZ_PARALLEL:-1}
+ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+# Largest input per target: a small core, a link_map segment, a bundle's notes with a type
+# donor, structured inputs.
+max_len() {
+	case $1 in
+	fuzz_core) echo 65536 ;;
+	fuzz_linkmap) echo 131072 ;;
+	fuzz_bundle) echo 262144 ;;
+	fuzz_tls) echo 4096 ;;
+	*) echo 8192 ;;
+	esac
+}
+
+regress() {
+	local fails=0
+	for t in ${*:-$ALL}; do
+		local dir=$ROOT/fuzz/regressions/$t n=0 bad=0
+		[ -d "$dir" ] || continue
+		for f in "$dir"/*; do
+			[ -f "$f" ] || continue
+			case $f in *.md|*.txt) continue ;; esac
+			n=$((n + 1))
+			if ! "$FUZZ_DIR/$t" -timeout=30 -rss_limit_mb=2048 "$f" >"$FUZZ_DIR/regress.log" 2>&1; then
+				echo "not ok - $t $(basename "$f"): $(grep -m1 -E 'ERROR|runtime error|fuzz:' "$FUZZ_DIR/regress.log")"
+				bad=$((bad + 1))
+			fi
+		done
+		echo "$t: $n regression inputs, $bad failed"
+		fails=$((fails + bad))
+	done
+	[ "$fails" = 0 ]
+}
+
+# fuzz_one TARGET SECONDS: one campaign; the summary line goes to logs/TARGET.summary.
+fuzz_one() {
+	local t=$1 secs=$2
+	local corpus=$FUZZ_DIR/corpus/$t findings=$FUZZ_DIR/findings/$t log=$FUZZ_DIR/logs/$t.log
+	mkdir -p "$corpus" "$findings" "$FUZZ_DIR/logs"
+	local fork=()
+	[ "${FUZZ_FORK:-0}" = 1 ] && fork=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+	local before
+	before=$(ls "$findings" | wc -l)
+	# shellcheck disable=SC2086
+	"$FUZZ_DIR/$t" "${fork[@]}" -max_total_time="$secs" -max_len="$(max_len "$t")" \
+		-rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
+		-artifact_prefix="$findings/" ${FUZZ_ARGS:-} "$corpus" >"$log" 2>&1
+	local rc=$?
+	local after execs rate cov ft
+	after=$(ls "$findings" | wc -l)
+	execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
+	rate=$(grep -m1 'stat::average_exec_per_sec' "$log" | awk '{print $2}')
+	# fork mode prints no final stats: take the last status line "#N: cov: ..."
+	[ -n "$execs" ] || execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
+	[ -n "$rate" ] || rate=$(grep -oE 'exec/s:? [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+$')
+	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')
+	ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | awk '{print $2}')
+	local status=ok
+	if [ "$rc" != 0 ] || [ "$after" -gt "$before" ]; then status="FINDING (exit $rc, $((after - before)) new in $findings)"; fi
+	echo "$t: ${secs}s, ${execs:-?} executions (${rate:-?}/s), cov ${cov:-?}, ft ${ft:-?}, corpus $(ls "$corpus" | wc -l): $status" \
+		>"$FUZZ_DIR/logs/$t.summary"
+}
+
+if [ "${1:-}" = --regress ]; then
+	shift
+	regress "$@"
+	exit
+fi
+SECS=${1:?usage: fuzz/run.sh SECONDS [TARGET...] | --regress [TARGET...]}
+shift
+TARGETS=${*:-$ALL}
+for t in $TARGETS; do
+	[ -x "$FUZZ_DIR/$t" ] || { echo "run.sh: $FUZZ_DIR/$t missing (make fuzz-build)"; exit 1; }
+	rm -f "$FUZZ_DIR/logs/$t.summary"
+done
+running=0
+for t in $TARGETS; do
+	if [ "$running" -ge "$PARALLEL" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	fuzz_one "$t" "$SECS" &
+	running=$((running + 1))
+done
+wait
+status=0
+for t in $TARGETS; do
+	cat "$FUZZ_DIR/logs/$t.summary"
+	grep -q ': ok$' "$FUZZ_DIR/logs/$t.summary" || status=1
+done
+exit $status
