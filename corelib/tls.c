@@ -82,10 +82,24 @@ static struct cq_error *walk_list(struct cq_core *core, uint64_t head, int32_t t
 {
 	uint64_t p;
 	struct cq_error *err = read_field(core, head, next, &p);
+	/* A corrupt list may loop without passing the head again: Brent's cycle check stops
+	 * such a walk after about twice the loop's length instead of CQ_MAX_THREADS reads
+	 * per thread asked for. */
+	uint64_t mark = head;
+	unsigned power = 1, lap = 0;
 	for (unsigned n = 0; !err && p != head && n < CQ_MAX_THREADS; n++) {
 		if (!p)
 			return cq_error_create(CQ_ERR_MALFORMED,
 					       "glibc thread list at 0x%llx has a NULL link", (unsigned long long)head);
+		if (p == mark)
+			return cq_error_create(CQ_ERR_MALFORMED,
+					       "glibc thread list at 0x%llx loops at 0x%llx without returning to its head",
+					       (unsigned long long)head, (unsigned long long)p);
+		if (++lap == power) {
+			mark = p;
+			power *= 2;
+			lap = 0;
+		}
 		uint64_t pthread = p - list->offset, v;
 		if ((err = read_field(core, pthread, tidd, &v)))
 			break;
@@ -126,14 +140,24 @@ static struct cq_error *pthread_by_list(struct cq_core *core, struct cq_thread *
 		heads[0] = u.address;
 		heads[1] = d.address;
 	}
+	/* A broken list does not hide a thread that the other list holds. */
 	bool found = false;
+	struct cq_error *first = NULL;
 	for (int i = 0; i < 2 && !found; i++)
-		if ((err = walk_list(core, heads[i], th->tid, &list, &next, &tidd, ret, &found)))
-			return cq_error_wrap(err, "walking glibc's thread list");
-	if (!found)
-		return cq_error_create(CQ_ERR_NOT_FOUND,
-				       "thread %d is in neither of glibc's thread lists", th->tid);
-	return NULL;
+		if ((err = walk_list(core, heads[i], th->tid, &list, &next, &tidd, ret, &found))) {
+			if (first)
+				cq_error_destroy(err);
+			else
+				first = err;
+		}
+	if (found) {
+		cq_error_destroy(first);
+		return NULL;
+	}
+	if (first)
+		return cq_error_wrap(first, "walking glibc's thread list");
+	return cq_error_create(CQ_ERR_NOT_FOUND, "thread %d is in neither of glibc's thread lists",
+			       th->tid);
 }
 
 struct cq_error *cq_core_thread_pthread(struct cq_core *core, struct cq_thread *thread,
