@@ -84,6 +84,13 @@ struct cq_error *cq_core_lookup(struct cq_core *core, const char *name,
 /** Symbolize @p addr: image, nearest symbol and offset (sym NULL when unknown). */
 struct cq_error *cq_core_symbolize(struct cq_core *core, uint64_t addr, struct cq_symref *ret);
 
+/**
+ * @p addr as text for reports: "symbol" or "symbol+0xoff"; with no symbol and
+ * @p image_fallback, "image+0xoff" (the image's base name and link-time address). NULL when
+ * nothing names it (or on allocation failure). Free the result.
+ */
+char *cq_core_symbol_name(struct cq_core *core, uint64_t addr, bool image_fallback);
+
 /* ---- TLS (tls.c) ---------------------------------------------------------------------- */
 
 /**

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Symbol lookup across the images of a core, in the dynamic linker's order. */
 #include <elf.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,4 +80,27 @@ struct cq_error *cq_core_symbolize(struct cq_core *core, uint64_t addr, struct c
 	if (e && img->bias_known)
 		ret->sym = cq_elf_symbol_at(e, addr - img->bias);
 	return NULL;
+}
+
+char *cq_core_symbol_name(struct cq_core *core, uint64_t addr, bool image_fallback)
+{
+	struct cq_symref ref;
+	struct cq_error *err = cq_core_symbolize(core, addr, &ref);
+	if (err) {
+		cq_error_destroy(err);
+		return NULL;
+	}
+	char *s;
+	if (!ref.sym) {
+		/* No symbol: the image and link-time address still serve triage. */
+		if (!image_fallback || !ref.image || !ref.image->bias_known)
+			return NULL;
+		const char *base = strrchr(ref.image->name, '/');
+		return asprintf(&s, "%s+0x%" PRIx64, base ? base + 1 : ref.image->name,
+				addr - ref.image->bias) < 0 ? NULL : s;
+	}
+	uint64_t off = addr - ref.image->bias - ref.sym->value;
+	int n = off ? asprintf(&s, "%s+0x%" PRIx64, ref.sym->name, off) :
+		      asprintf(&s, "%s", ref.sym->name);
+	return n < 0 ? NULL : s;
 }

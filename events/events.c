@@ -54,16 +54,7 @@ static uint64_t field(const struct layout *l, const uint8_t *rec, unsigned off, 
 static json_t *code_json(struct cq_core *core, uint64_t a)
 {
 	json_t *o = json_pack("{s:o}", "address", hex(a));
-	struct cq_symref ref;
-	struct cq_error *err = a ? cq_core_symbolize(core, a, &ref) : NULL;
-	char *s = NULL;
-	if (a && !err && ref.sym) {
-		uint64_t off = a - ref.image->bias - ref.sym->value;
-		if ((off ? asprintf(&s, "%s+0x%" PRIx64, ref.sym->name, off) :
-			   asprintf(&s, "%s", ref.sym->name)) < 0)
-			s = NULL;
-	}
-	cq_error_destroy(err);
+	char *s = a ? cq_core_symbol_name(core, a, false) : NULL;
 	json_object_set_new(o, "symbol", s ? json_string(s) : json_null());
 	free(s);
 	return o;

@@ -108,16 +108,7 @@ static json_t *code_json(struct q *q, uint64_t a)
 	json_object_set_new(o, "address", addr_json(a));
 	if (flag)
 		json_object_set_new(o, "flag", json_string(flag));
-	struct cq_symref ref;
-	struct cq_error *err = cq_core_symbolize(q->core, a, &ref);
-	char *s = NULL;
-	if (!err && ref.sym) {
-		uint64_t off = a - ref.image->bias - ref.sym->value;
-		if ((off ? asprintf(&s, "%s+0x%" PRIx64, ref.sym->name, off) :
-			   asprintf(&s, "%s", ref.sym->name)) < 0)
-			s = NULL;
-	}
-	cq_error_destroy(err);
+	char *s = cq_core_symbol_name(q->core, a, false);
 	json_object_set_new(o, "symbol", s ? json_string(s) : json_null());
 	free(s);
 	return o;

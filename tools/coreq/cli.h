@@ -86,9 +86,6 @@ json_t *cq_json_addr(uint64_t v);
 /** Parse a number (decimal or 0x hex); false if invalid. */
 bool cq_parse_u64(const char *s, uint64_t *ret);
 
-/** Symbolized "name+0xoff" for @p addr (NULL if unknown); caller frees. */
-char *cq_symbolize_str(struct cq_core *core, uint64_t addr);
-
 /** Problems of the core as a JSON array. */
 json_t *cq_json_problems(const struct cq_core *core);
 

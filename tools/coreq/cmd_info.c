@@ -15,7 +15,7 @@ static json_t *thread_json(struct cq_core *core, struct cq_thread *th, bool regs
 	json_object_set_new(o, "crashing", json_boolean(th == &core->threads[core->crash_thread]));
 	json_object_set_new(o, "signal", json_integer(th->signal));
 	json_object_set_new(o, "pc", cq_json_addr(th->pc));
-	char *where = cq_symbolize_str(core, th->pc);
+	char *where = cq_core_symbol_name(core, th->pc, true);
 	json_object_set_new(o, "pc_symbol", where ? json_string(where) : json_null());
 	free(where);
 	json_object_set_new(o, "sp", cq_json_addr(th->sp));

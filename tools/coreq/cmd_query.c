@@ -150,7 +150,7 @@ int cq_cmd_addr(struct cq_cli *cli)
 	json_object_set_new(doc, "schema", json_string("coreq-addr/1"));
 	json_object_set_new(doc, "address", cq_json_addr(addr));
 	json_object_set_new(doc, "image", ref.image ? json_string(ref.image->name) : json_null());
-	char *s = cq_symbolize_str(core, addr);
+	char *s = cq_core_symbol_name(core, addr, true);
 	json_object_set_new(doc, "symbol", s ? json_string(s) : json_null());
 	free(s);
 	json_object_set_new(doc, "source", json_string(src == CQ_MEM_CORE ? "core" :

@@ -73,28 +73,6 @@ bool cq_parse_u64(const char *s, uint64_t *ret)
 	return true;
 }
 
-char *cq_symbolize_str(struct cq_core *core, uint64_t addr)
-{
-	struct cq_symref ref;
-	struct cq_error *err = cq_core_symbolize(core, addr, &ref);
-	if (err) {
-		cq_error_destroy(err);
-		return NULL;
-	}
-	char *s;
-	if (!ref.sym) {
-		/* No symbol: name the image and the link-time address, still useful for triage. */
-		if (!ref.image || !ref.image->bias_known)
-			return NULL;
-		const char *base = strrchr(ref.image->name, '/');
-		return asprintf(&s, "%s+0x%" PRIx64, base ? base + 1 : ref.image->name,
-				addr - ref.image->bias) < 0 ? NULL : s;
-	}
-	uint64_t off = addr - ref.image->bias - ref.sym->value;
-	int n = off ? asprintf(&s, "%s+0x%" PRIx64, ref.sym->name, off) :
-		      asprintf(&s, "%s", ref.sym->name);
-	return n < 0 ? NULL : s;
-}
 
 json_t *cq_json_problems(const struct cq_core *core)
 {
