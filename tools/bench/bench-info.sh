@@ -38,17 +38,7 @@ py=$(command -v python3) || { log "python3 needed"; exit 1; }
 lib="$py $here/benchlib.py"
 
 # ---- tools -------------------------------------------------------------------------
-want_pkg() { # CMD PACKAGE
-    command -v "$1" >/dev/null 2>&1 && return 0
-    [ -x "$1" ] && return 0
-    if [ "$install" = 1 ] && [ "$(id -u)" = 0 ]; then
-        log "installing $2"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1 ||
-            { apt-get update -qq >/dev/null 2>&1 &&
-              DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1; }
-    fi
-    command -v "$1" >/dev/null 2>&1 || [ -x "$1" ]
-}
+. "$here/benchlib.sh"
 want_pkg hyperfine hyperfine || log "no hyperfine: timing with a date +%s%N loop"
 want_pkg /usr/bin/time time || { log "/usr/bin/time missing (package time)"; exit 1; }
 want_pkg strace strace || log "no strace: no syscall byte counts"

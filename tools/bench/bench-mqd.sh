@@ -40,16 +40,7 @@ done
 log() { echo "bench-mqd: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-want_pkg() { # CMD PACKAGE
-    command -v "$1" >/dev/null 2>&1 && return 0
-    if [ "$install" = 1 ] && [ "$(id -u)" = 0 ]; then
-        log "installing $2"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1 ||
-            { apt-get update -qq >/dev/null 2>&1 &&
-              DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1; }
-    fi
-    command -v "$1" >/dev/null 2>&1
-}
+. "$here/benchlib.sh"
 want_pkg hyperfine hyperfine || die "hyperfine needed"
 want_pkg mpicc libopenmpi-dev || die "mpicc needed (libopenmpi-dev)"
 want_pkg mpirun openmpi-bin || die "mpirun needed (openmpi-bin)"

@@ -56,16 +56,7 @@ log() { echo "bench-ompd: $*" >&2; }
 die() { log "$*"; exit 1; }
 py=$(command -v python3) || die "python3 needed"
 
-want_pkg() { # CMD PACKAGE
-    command -v "$1" >/dev/null 2>&1 && return 0
-    if [ "$install" = 1 ] && [ "$(id -u)" = 0 ]; then
-        log "installing $2"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1 ||
-            { apt-get update -qq >/dev/null 2>&1 &&
-              DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1; }
-    fi
-    command -v "$1" >/dev/null 2>&1
-}
+. "$here/benchlib.sh"
 want_pkg hyperfine hyperfine || die "hyperfine needed"
 want_pkg clang-14 clang-14 || die "clang-14 needed"
 want_pkg /usr/bin/time time || die "/usr/bin/time needed (package time)"
