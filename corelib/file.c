@@ -45,6 +45,19 @@ static bool looks_compressed(const unsigned char *m, size_t n)
 	return n >= 2 && m[0] == 0x78 && ((m[0] << 8) | m[1]) % 31 == 0;
 }
 
+/* Next chunk of the compressed input into @p ibuf; @p eof set at its end. */
+static struct cq_error *refill(int in, unsigned char *ibuf, z_stream *zs, bool *eof,
+			       const char *path)
+{
+	ssize_t n = read(in, ibuf, INFLATE_CHUNK);
+	if (n < 0)
+		return cq_error_errno(errno, "%s: read", path);
+	*eof = n == 0;
+	zs->next_in = ibuf;
+	zs->avail_in = (uInt)n;
+	return NULL;
+}
+
 /* Inflate all of @p in (gzip members or one zlib stream) into the temporary file @p out. */
 static struct cq_error *inflate_to(int in, int out, const char *path, uint64_t max,
 				   uint64_t *size_ret)
@@ -63,14 +76,8 @@ static struct cq_error *inflate_to(int in, int out, const char *path, uint64_t m
 	bool eof = false, done = false;
 	while (!done) {
 		if (zs.avail_in == 0 && !eof) {
-			ssize_t n = read(in, ibuf, INFLATE_CHUNK);
-			if (n < 0) {
-				err = cq_error_errno(errno, "%s: read", path);
+			if ((err = refill(in, ibuf, &zs, &eof, path)))
 				break;
-			}
-			eof = n == 0;
-			zs.next_in = ibuf;
-			zs.avail_in = (uInt)n;
 		}
 		zs.next_out = obuf;
 		zs.avail_out = INFLATE_CHUNK;
@@ -106,14 +113,8 @@ static struct cq_error *inflate_to(int in, int out, const char *path, uint64_t m
 		if (rc == Z_STREAM_END) {
 			/* Concatenated gzip members continue; trailing zero padding is accepted. */
 			if (zs.avail_in == 0 && !eof) {
-				ssize_t n = read(in, ibuf, INFLATE_CHUNK);
-				if (n < 0) {
-					err = cq_error_errno(errno, "%s: read", path);
+				if ((err = refill(in, ibuf, &zs, &eof, path)))
 					break;
-				}
-				eof = n == 0;
-				zs.next_in = ibuf;
-				zs.avail_in = (uInt)n;
 			}
 			if (zs.avail_in == 0 || all_zero(zs.next_in, zs.avail_in))
 				done = true;
