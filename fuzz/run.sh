@@ -68,11 +68,16 @@ fuzz_one() {
 	[ "${FUZZ_FORK:-0}" = 1 ] && fork=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 	local before
 	before=$(ls "$findings" | wc -l)
+	# CPU seconds (user + system, fork-mode workers included) go to logs/TARGET.cpu: when
+	# more targets run than there are CPUs, wall time overstates how long each was fuzzed.
+	local TIMEFORMAT='%U %S'
 	# shellcheck disable=SC2086
-	"$FUZZ_DIR/$t" "${fork[@]}" -max_total_time="$secs" -max_len="$(max_len "$t")" \
+	{ time "$FUZZ_DIR/$t" "${fork[@]}" -max_total_time="$secs" -max_len="$(max_len "$t")" \
 		-rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
-		-artifact_prefix="$findings/" ${FUZZ_ARGS:-} "$corpus" >"$log" 2>&1
+		-artifact_prefix="$findings/" ${FUZZ_ARGS:-} "$corpus" >"$log" 2>&1; } 2>"$FUZZ_DIR/logs/$t.cpu"
 	local rc=$?
+	local cpu
+	cpu=$(awk '{printf "%.0f", $1 + $2}' "$FUZZ_DIR/logs/$t.cpu")
 	local after execs rate cov ft
 	after=$(ls "$findings" | wc -l)
 	execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
@@ -84,7 +89,7 @@ fuzz_one() {
 	ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | awk '{print $2}')
 	local status=ok
 	if [ "$rc" != 0 ] || [ "$after" -gt "$before" ]; then status="FINDING (exit $rc, $((after - before)) new in $findings)"; fi
-	echo "$t: ${secs}s, ${execs:-?} executions (${rate:-?}/s), cov ${cov:-?}, ft ${ft:-?}, corpus $(ls "$corpus" | wc -l): $status" \
+	echo "$t: ${secs}s (${cpu:-?} s CPU), ${execs:-?} executions (${rate:-?}/s), cov ${cov:-?}, ft ${ft:-?}, corpus $(ls "$corpus" | wc -l): $status" \
 		>"$FUZZ_DIR/logs/$t.summary"
 }
 
