@@ -11,6 +11,23 @@ total_pass=0 total_fail=0
 log=$(mktemp)
 sums=$(mktemp)
 trap 'rm -f "$log" "$sums"' EXIT
+
+# An i386 coreq (build32) runs natively or under qemu-i386-static, whichever this machine
+# can (tools/host32/i386-way.sh; COREQ_I386=qemu forces emulation). Its unit tests likewise.
+# tools/check-all.sh decides once and exports COREQ_I386_WAY/COREQ_I386_RUN for all parts.
+is_i386_elf() { [ "$(od -An -tx1 -j4 -N1 "$1" 2>/dev/null)" = " 01" ] &&
+	[ "$(od -An -tx1 -j18 -N2 "$1" 2>/dev/null)" = " 03 00" ]; }
+export COREQ_RUN=
+if is_i386_elf "$COREQ"; then
+	. tools/host32/i386-way.sh
+	if ! i386_way; then
+		echo "not ok - the i386 coreq $COREQ cannot run here: $I386_WHY"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	echo "# $COREQ: $I386_WHY"
+	export COREQ_I386_WAY=$I386_WAY COREQ_I386_RUN=$I386_RUN COREQ_RUN=$I386_RUN
+fi
 # every fixture's checksum, compared after the suite: nothing may write to an input
 fixture_sums() { find fixtures -type f -print0 | sort -z | xargs -0 sha256sum; }
 fixture_sums >"$sums"
@@ -41,8 +58,10 @@ part() {
 }
 
 for t in "$UNIT"/test_*; do
-	[ -x "$t" ] && part "unit $(basename "$t")" "$t"
+	# shellcheck disable=SC2086 # COREQ_RUN is a word list (empty, or qemu's path)
+	[ -x "$t" ] && part "unit $(basename "$t")" $COREQ_RUN "$t"
 done
+is_i386_elf "$COREQ" && part "how i386 code runs" tests/host32/i386_way.sh
 part "fixtures" python3 tests/fixture/run.py
 part "file lookup" python3 tests/fixture/lookup.py
 part "bundles" python3 tests/fixture/run.py --bundle

@@ -6,10 +6,22 @@
 set -u
 cd "$(dirname "$0")/.."
 pass=0 fail=0
+# How build32's i386 programs run (natively, or under qemu-i386-static where the kernel runs
+# no i386 code; COREQ_I386=qemu forces that way): decided once here, for every part.
+. tools/host32/i386-way.sh
+if ! i386_way; then
+	echo "not ok - build32: no way to run i386 code here: $I386_WHY"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+echo "# 32-bit host: $I386_WHY"
+export COREQ_I386_WAY=$I386_WAY COREQ_I386_RUN=$I386_RUN
 for variant in build build-asan build32; do
+	t0=$SECONDS
 	out=$(COREQ=$variant/coreq UNIT=$variant/tests ASAN_OPTIONS=detect_leaks=1:exitcode=86:handle_segv=0:handle_abort=0 UBSAN_OPTIONS=print_stacktrace=1:exitcode=87 tests/run.sh 2>&1)
 	rc=$?
 	echo "$out" | grep -v '^ok - '
+	echo "# $variant: $((SECONDS - t0)) s"
 	line=$(echo "$out" | tail -n 1)
 	p=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1/p' <<<"$line")
 	f=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\2/p' <<<"$line")

@@ -8,7 +8,7 @@ build_pkgs=(make gcc binutils-multiarch-dev libdw-dev libelf-dev libjansson-dev 
 # libopenmpi3: Open MPI's message-queue DLL and the libraries the x86_64 MPI fixture cores
 # name; graphviz: the job view's SVG
 test_pkgs=(python3 jq elfutils gdb-multiarch clang-14 libclang-rt-14-dev
-	gcc-12-i686-linux-gnu libc6-i386 valgrind libopenmpi3 graphviz)
+	gcc-12-i686-linux-gnu libc6-i386 qemu-user-static valgrind libopenmpi3 graphviz)
 pkgs=("${build_pkgs[@]}")
 [ "${1:-}" = --build ] || pkgs+=("${test_pkgs[@]}")
 

@@ -35,7 +35,7 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixture"))
-from testlib import COREQ, ROOT, check, summary  # noqa: E402
+from testlib import COREQ_CMD, ROOT, check, summary  # noqa: E402
 
 CASES = ["x86_64-kernel", "x86_64-gcore", "i386-kernel", "s390x-qemu", "ppc32-qemu", "aarch64-qemu"]
 ALLOWED = {0: "ok", 1: "partial", 3: "io", 4: "format", 5: "malformed", 6: "compressed", 7: "query"}
@@ -177,12 +177,12 @@ def mutations(data):
 
 def memory_mutations(tmp, core_path, data):
     """r_debug.r_map of the x86_64 core pointed at itself, at unmapped space, at r_debug."""
-    p = subprocess.run([COREQ, "sym", "--json", "--sysroot", os.path.join(ROOT, "build/sysroot/x86_64"),
+    p = subprocess.run([*COREQ_CMD, "sym", "--json", "--sysroot", os.path.join(ROOT, "build/sysroot/x86_64"),
                         core_path, "_r_debug"], capture_output=True, text=True)
     if p.returncode != 0:
         return []
     rdebug = int(json.loads(p.stdout)["address"], 16)
-    maps = json.loads(subprocess.run([COREQ, "maps", "--json", core_path], capture_output=True,
+    maps = json.loads(subprocess.run([*COREQ_CMD, "maps", "--json", core_path], capture_output=True,
                                      text=True).stdout)["segments"]
     off = None
     for s in maps:
@@ -204,7 +204,7 @@ def run_one(path, args):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     try:
-        p = subprocess.run(["/usr/bin/time", "-q", "-f", "%M", COREQ, *args, path], capture_output=True,
+        p = subprocess.run(["/usr/bin/time", "-q", "-f", "%M", *COREQ_CMD, *args, path], capture_output=True,
                            text=True, timeout=LIMIT_S + 5)
     except subprocess.TimeoutExpired:
         return None, "timed out", 0, 0

@@ -17,6 +17,8 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 COREQ=${COREQ:-$ROOT/build/coreq}
 MKCORE=${MKCORE:-$ROOT/build/mkcore}
+# COREQ_RUN: the prefix that runs an i386 COREQ where the kernel runs no i386 code (tests/run.sh)
+read -r -a COREQ_RUN <<<"${COREQ_RUN:-}"
 JCHECK="python3 $ROOT/tests/badinput/jcheck.py"
 case $COREQ in /*) ;; *) COREQ=$PWD/$COREQ ;; esac
 case $MKCORE in /*) ;; *) MKCORE=$PWD/$MKCORE ;; esac
@@ -49,7 +51,7 @@ RC=0
 
 # run ARGS...: run coreq with a time limit; sets RC, stdout in $OUT, stderr in $ERR.
 run() {
-	timeout -k 2 10 "$COREQ" "$@" >"$OUT" 2>"$ERR"
+	timeout -k 2 10 ${COREQ_RUN[@]+"${COREQ_RUN[@]}"} "$COREQ" "$@" >"$OUT" 2>"$ERR"
 	RC=$?
 }
 

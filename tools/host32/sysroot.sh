@@ -208,7 +208,13 @@ case "${1:-}" in
     set -x
     $HOST32_CC $HOST32_CFLAGS -Wall -Wextra -O2 -o "$HOST32_SYSROOT/check32" "$HERE/check.c" \
       $HOST32_LDFLAGS $HOST32_LIBS
-    "$HOST32_SYSROOT/check32" ;;
+    set +x
+    # shellcheck source=i386-way.sh
+    . "$HERE/i386-way.sh"
+    i386_way || die "$I386_WHY"
+    log "$I386_WHY"
+    # shellcheck disable=SC2086 # I386_RUN: empty or qemu's path
+    $I386_RUN "$HOST32_SYSROOT/check32" ;;
   -*|'') die "usage: $0 [--print-flags|--check] DEST | $0 --lock" ;;
   *) [ $# = 1 ] || die "usage: $0 DEST"; build "$1"; ensure_runtime ;;
 esac
