@@ -27,14 +27,38 @@ struct op {
 
 struct job {
 	json_t *ranks;    /* the documents */
-	int *rank_of;     /* world rank of each document (-1: unknown or failed) */
+	int *rank_of;     /* world rank of each document (-1: unknown, failed or refused) */
+	char **why_not;   /* per document: why its rank was refused (NULL: accepted) */
 	size_t nranks;
+	/* The world ranks the documents give, sorted and distinct: every per-rank structure is
+	 * indexed by position in this list (node()), so its size follows the documents
+	 * given, never the largest rank number one of them claims. */
+	int *present;
+	size_t npresent;
 	struct comm *comms;
 	size_t ncomms;
 	struct op *ops;
 	size_t nops;
-	int maxrank;
+	json_t *problems; /* operations refused: {rank, why} */
 };
+
+/* Ranks are C ints in MPI; a document's is refused outside [0, MAX_RANK]. */
+#define MAX_RANK (1 << 30)
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Position of world rank @p rank among the ranks present, or -1. */
+static int node(const struct job *j, int rank)
+{
+	if (rank < 0 || !j->npresent)
+		return -1;
+	const int *p = bsearch(&rank, j->present, j->npresent, sizeof(int), cmp_int);
+	return p ? (int)(p - j->present) : -1;
+}
 
 static int intval(json_t *v, int dflt)
 {
@@ -56,8 +80,35 @@ static int comm_index(struct job *j, json_t *c)
 	return (int)j->ncomms++;
 }
 
+/* Whether world rank @p r is a member of communicator @p c's group (an empty or absent
+ * group: unknown, so any rank is taken). */
+static bool in_group(const struct job *j, int c, int r)
+{
+	json_t *g = j->comms[c].group, *m;
+	size_t k;
+	if (!json_array_size(g))
+		return true;
+	json_array_foreach(g, k, m)
+		if (json_is_integer(m) && json_integer_value(m) == r)
+			return true;
+	return false;
+}
+
 static void add_op(struct job *j, int rank, int cls, int comm, json_t *op)
 {
+	/* The peer must be MPI_ANY_SOURCE (-1) or a member of the communicator: a document
+	 * (or the core behind it) is input like any other, and an out-of-range peer would
+	 * otherwise index per-rank structures. Such an operation is reported, not used. */
+	json_t *pv = json_object_get(op, "peer_global");
+	json_int_t peer = json_is_integer(pv) ? json_integer_value(pv) : ANY;
+	if (peer != ANY && (peer < 0 || peer > MAX_RANK || !in_group(j, comm, (int)peer))) {
+		static const char *const kinds[] = {"send", "receive", "unexpected message"};
+		char why[160];
+		snprintf(why, sizeof(why), "%s with peer %lld, which is not a member of %s: not used", kinds[cls],
+			 (long long)peer, j->comms[comm].name && *j->comms[comm].name ? j->comms[comm].name : "its communicator");
+		json_array_append_new(j->problems, json_pack("{s:i, s:s}", "rank", rank, "why", why));
+		return;
+	}
 	struct op *n = realloc(j->ops, (j->nops + 1) * sizeof(*n));
 	if (!n)
 		return;
@@ -65,7 +116,7 @@ static void add_op(struct job *j, int rank, int cls, int comm, json_t *op)
 	json_t *tag = json_object_get(op, "tag");
 	n[j->nops++] = (struct op){
 		.rank = rank, .cls = cls, .comm = comm,
-		.peer = intval(json_object_get(op, "peer_global"), ANY),
+		.peer = (int)peer,
 		.tag = json_is_integer(tag) ? (int)json_integer_value(tag) : ANY,
 		.length = json_integer_value(json_object_get(op, "length")),
 		.pending = !strcmp(json_string_value(json_object_get(op, "status")) ?: "", "pending"),
@@ -78,19 +129,77 @@ static bool accepts(const struct op *r, int from, int tag, int comm)
 	return r->comm == comm && (r->peer == ANY || r->peer == from) && (r->tag == ANY || r->tag == tag);
 }
 
+/* Whether a document's MPI_COMM_WORLD group (when it lists one) holds its own rank. */
+static bool in_world(json_t *doc, json_int_t r)
+{
+	json_t *c, *m;
+	size_t k, x;
+	json_array_foreach(json_object_get(doc, "communicators"), k, c) {
+		json_t *g = json_object_get(c, "group");
+		if (strcmp(json_string_value(json_object_get(c, "name")) ?: "", "MPI_COMM_WORLD") || !json_array_size(g))
+			continue;
+		json_array_foreach(g, x, m)
+			if (json_is_integer(m) && json_integer_value(m) == r)
+				return true;
+		return false;
+	}
+	return true;
+}
+
 static void collect(struct job *j)
 {
 	json_t *doc;
-	size_t i;
-	j->rank_of = calloc(json_array_size(j->ranks) + 1, sizeof(int));
-	j->maxrank = -1;
+	size_t i, nd = json_array_size(j->ranks);
+	j->nranks = nd;
+	j->rank_of = calloc(nd + 1, sizeof(int));
+	j->why_not = calloc(nd + 1, sizeof(char *));
+	j->present = calloc(nd + 1, sizeof(int));
+	j->problems = json_array();
+	if (!j->rank_of || !j->why_not || !j->present)
+		return;
+	/* the ranks first: valid, and each given once */
 	json_array_foreach(j->ranks, i, doc) {
-		int rank = json_object_get(doc, "error") ? -1 : intval(json_object_get(doc, "rank"), -1);
-		j->rank_of[i] = rank;
-		if (rank > j->maxrank)
-			j->maxrank = rank;
-		if (rank < 0)
+		json_t *rv = json_object_get(doc, "rank");
+		j->rank_of[i] = -1;
+		if (json_object_get(doc, "error"))
 			continue;
+		if (!json_is_integer(rv))
+			continue; /* unknown: reported as failed below */
+		json_int_t r = json_integer_value(rv);
+		if (r < 0 || r > MAX_RANK) {
+			if (asprintf(&j->why_not[i], "rank %lld in MPI_COMM_WORLD is out of range (0..%d): the document or its core is corrupt",
+				     (long long)r, MAX_RANK) < 0)
+				j->why_not[i] = NULL;
+			continue;
+		}
+		if (!in_world(doc, r)) {
+			if (asprintf(&j->why_not[i], "rank %lld is not a member of the document's own MPI_COMM_WORLD group: the document or its core is corrupt",
+				     (long long)r) < 0)
+				j->why_not[i] = NULL;
+			continue;
+		}
+		j->rank_of[i] = (int)r;
+		j->present[j->npresent++] = (int)r;
+	}
+	qsort(j->present, j->npresent, sizeof(int), cmp_int);
+	size_t w = 0;
+	for (size_t k = 0; k < j->npresent; k++)
+		if (!w || j->present[w - 1] != j->present[k])
+			j->present[w++] = j->present[k];
+	j->npresent = w;
+	/* a rank given twice: the first document keeps it */
+	bool *taken = calloc(w + 1, sizeof(bool));
+	json_array_foreach(j->ranks, i, doc) {
+		int rank = j->rank_of[i], v = node(j, rank);
+		if (v < 0 || !taken)
+			continue;
+		if (taken[v]) {
+			j->rank_of[i] = -1;
+			if (asprintf(&j->why_not[i], "rank %d is given by an earlier document too: this one is not used", rank) < 0)
+				j->why_not[i] = NULL;
+			continue;
+		}
+		taken[v] = true;
 		json_t *c;
 		size_t k;
 		json_array_foreach(json_object_get(doc, "communicators"), k, c) {
@@ -106,7 +215,7 @@ static void collect(struct job *j)
 			}
 		}
 	}
-	j->nranks = json_array_size(j->ranks);
+	free(taken);
 }
 
 /* Pair pending sends with the receives posted for them, in queue (matching) order. */
@@ -167,119 +276,188 @@ static bool delivered(const struct job *j, const struct op *s)
 	return false;
 }
 
-/* ---- cycles: Tarjan over the definite wait-for edges ---- */
+/* ---- cycles: Tarjan over the definite wait-for edges ----
+ * Nodes are the ranks present (node()); edges in compressed rows, each row in ascending
+ * order, so components and the cycle shown are the same whatever order the documents came
+ * in. Both walks are iterative: a chain of 100,000 waiting ranks must not overflow the
+ * stack. */
 
 struct graph {
 	int n;
-	char *adj; /* n*n */
-	int *index, *low, *stack, *comp;
+	int *first, *to; /* row v: to[first[v] .. first[v + 1]) */
+	int *index, *low, *stack, *comp, *next;
 	bool *on;
-	int sp, counter, ncomp;
+	int ncomp;
 };
 
-static void strong(struct graph *g, int v)
+struct edge {
+	int from, to;
+};
+
+static int cmp_edge(const void *a, const void *b)
 {
-	g->index[v] = g->low[v] = g->counter++;
-	g->stack[g->sp++] = v;
-	g->on[v] = true;
-	for (int w = 0; w < g->n; w++) {
-		if (!g->adj[v * g->n + w])
-			continue;
-		if (g->index[w] < 0) {
-			strong(g, w);
-			if (g->low[w] < g->low[v])
-				g->low[v] = g->low[w];
-		} else if (g->on[w] && g->index[w] < g->low[v]) {
-			g->low[v] = g->index[w];
-		}
-	}
-	if (g->low[v] == g->index[v]) {
-		int w;
-		do {
-			w = g->stack[--g->sp];
-			g->on[w] = false;
-			g->comp[w] = g->ncomp;
-		} while (w != v);
-		g->ncomp++;
-	}
+	const struct edge *x = a, *y = b;
+	return x->from != y->from ? (x->from > y->from) - (x->from < y->from) : (x->to > y->to) - (x->to < y->to);
 }
 
-/* One cycle through @p start inside its component: depth-first, shortest not needed. */
-static bool cycle_from(const struct graph *g, int start, int v, int *path, int depth, bool *seen)
+static void strong(struct graph *g)
 {
-	path[depth] = v;
-	for (int w = 0; w < g->n; w++) {
-		if (!g->adj[v * g->n + w] || g->comp[w] != g->comp[start])
+	int counter = 0, sp = 0;
+	int *call = malloc((size_t)g->n * sizeof(int)); /* the explicit call stack */
+	if (!call)
+		return;
+	for (int root = 0; root < g->n; root++) {
+		if (g->index[root] >= 0)
+			continue;
+		int depth = 0;
+		call[depth++] = root;
+		g->index[root] = g->low[root] = counter++;
+		g->stack[sp++] = root;
+		g->on[root] = true;
+		g->next[root] = g->first[root];
+		while (depth) {
+			int v = call[depth - 1];
+			if (g->next[v] < g->first[v + 1]) {
+				int w = g->to[g->next[v]++];
+				if (g->index[w] < 0) {
+					g->index[w] = g->low[w] = counter++;
+					g->stack[sp++] = w;
+					g->on[w] = true;
+					g->next[w] = g->first[w];
+					call[depth++] = w;
+				} else if (g->on[w] && g->index[w] < g->low[v]) {
+					g->low[v] = g->index[w];
+				}
+				continue;
+			}
+			if (g->low[v] == g->index[v]) {
+				int w;
+				do {
+					w = g->stack[--sp];
+					g->on[w] = false;
+					g->comp[w] = g->ncomp;
+				} while (w != v);
+				g->ncomp++;
+			}
+			depth--;
+			if (depth && g->low[v] < g->low[call[depth - 1]])
+				g->low[call[depth - 1]] = g->low[v];
+		}
+	}
+	free(call);
+}
+
+/* A cycle through @p start inside its component, depth-first with neighbours in ascending
+ * order (the first one found, not the shortest): path[0..len] with path[len] == start. */
+static int cycle_from(const struct graph *g, int start, int *path, bool *seen)
+{
+	int depth = 0;
+	path[0] = start;
+	g->next[start] = g->first[start];
+	while (depth >= 0) {
+		int v = path[depth];
+		if (g->next[v] >= g->first[v + 1]) {
+			depth--;
+			continue;
+		}
+		int w = g->to[g->next[v]++];
+		if (g->comp[w] != g->comp[start])
 			continue;
 		if (w == start) {
 			path[depth + 1] = start;
-			return true;
+			return depth + 1;
 		}
-		if (!seen[w]) {
+		if (!seen[w] && depth + 1 < g->n) {
 			seen[w] = true;
-			if (cycle_from(g, start, w, path, depth + 1, seen))
-				return true;
+			path[++depth] = w;
+			g->next[w] = g->first[w];
 		}
 	}
-	return false;
+	return 0;
 }
 
 static json_t *find_cycles(struct job *j, json_t *edges)
 {
 	json_t *cycles = json_array();
-	int n = j->maxrank + 1;
-	if (n <= 0 || n > 100000)
+	int n = (int)j->npresent;
+	size_t ne = 0, cap = json_array_size(edges);
+	if (n <= 0)
 		return cycles;
-	struct graph g = {.n = n, .adj = calloc((size_t)n * n, 1), .index = malloc(n * sizeof(int)),
-			  .low = malloc(n * sizeof(int)), .stack = malloc(n * sizeof(int)),
-			  .comp = malloc(n * sizeof(int)), .on = calloc(n, sizeof(bool))};
-	if (!g.adj || !g.index || !g.low || !g.stack || !g.comp || !g.on)
+	struct edge *el = malloc((cap + 1) * sizeof(*el));
+	struct graph g = {.n = n, .first = calloc((size_t)n + 1, sizeof(int)), .to = malloc((cap + 1) * sizeof(int)),
+			  .index = malloc(n * sizeof(int)), .low = malloc(n * sizeof(int)),
+			  .stack = malloc(n * sizeof(int)), .comp = malloc(n * sizeof(int)),
+			  .next = malloc(n * sizeof(int)), .on = calloc(n, sizeof(bool))};
+	int *path = malloc(((size_t)n + 1) * sizeof(int));
+	bool *seen = calloc((size_t)n, sizeof(bool));
+	if (!el || !g.first || !g.to || !g.index || !g.low || !g.stack || !g.comp || !g.next || !g.on || !path || !seen)
 		goto out;
 	json_t *e;
 	size_t i;
 	json_array_foreach(edges, i, e) {
-		json_t *to = json_object_get(e, "to");
+		int from = node(j, (int)json_integer_value(json_object_get(e, "from")));
+		json_t *tv = json_object_get(e, "to");
+		int to = json_is_integer(tv) ? node(j, (int)json_integer_value(tv)) : -1;
 		if (json_is_true(json_object_get(e, "waits")) && !json_is_true(json_object_get(e, "wildcard")) &&
-		    json_is_integer(to) && json_integer_value(to) < n)
-			g.adj[intval(json_object_get(e, "from"), 0) * n + json_integer_value(to)] = 1;
+		    from >= 0 && to >= 0)
+			el[ne++] = (struct edge){from, to};
 	}
+	qsort(el, ne, sizeof(*el), cmp_edge);
+	for (size_t k = 0; k < ne; k++) {
+		g.to[k] = el[k].to;
+		g.first[el[k].from + 1]++;
+	}
+	for (int v = 0; v < n; v++)
+		g.first[v + 1] += g.first[v];
 	for (int v = 0; v < n; v++)
 		g.index[v] = -1;
-	for (int v = 0; v < n; v++)
-		if (g.index[v] < 0)
-			strong(&g, v);
-	for (int c = 0; c < g.ncomp; c++) {
-		int first = -1, size = 0;
-		for (int v = 0; v < n; v++)
-			if (g.comp[v] == c) {
-				if (first < 0)
-					first = v;
-				size++;
-			}
-		if (first < 0 || (size == 1 && !g.adj[first * n + first]))
-			continue;
-		int *path = calloc((size_t)n + 1, sizeof(int));
-		bool *seen = calloc((size_t)n, sizeof(bool));
-		if (path && seen && cycle_from(&g, first, first, path, 0, seen)) {
-			json_t *ranks = json_array(), *members = json_array();
-			int k = 0;
-			do
-				json_array_append_new(ranks, json_integer(path[k]));
-			while (path[k++] != first || k == 1);
-			for (int v = 0; v < n; v++)
-				if (g.comp[v] == c)
-					json_array_append_new(members, json_integer(v));
-			json_array_append_new(cycles, json_pack("{s:o, s:o}", "cycle", ranks, "ranks", members));
-		}
-		free(path);
-		free(seen);
+	strong(&g);
+	/* members of each component, ascending: components in Tarjan's order */
+	int *cfirst = calloc((size_t)g.ncomp + 1, sizeof(int)), *members = malloc((size_t)n * sizeof(int));
+	if (!cfirst || !members) {
+		free(cfirst);
+		free(members);
+		goto out;
 	}
+	for (int v = 0; v < n; v++)
+		cfirst[g.comp[v] + 1]++;
+	for (int c = 0; c < g.ncomp; c++)
+		cfirst[c + 1] += cfirst[c];
+	for (int v = 0, *fill = g.low; v < n; v++) /* low[] is free now: fill positions */
+		fill[v] = 0;
+	for (int v = 0; v < n; v++)
+		members[cfirst[g.comp[v]] + g.low[g.comp[v]]++] = v;
+	for (int c = 0; c < g.ncomp; c++) {
+		int size = cfirst[c + 1] - cfirst[c], first = members[cfirst[c]];
+		bool self = false;
+		for (int k = g.first[first]; k < g.first[first + 1]; k++)
+			self |= g.to[k] == first;
+		if (size == 1 && !self)
+			continue;
+		memset(seen, 0, (size_t)n * sizeof(bool));
+		int len = cycle_from(&g, first, path, seen);
+		if (!len)
+			continue;
+		json_t *ranks = json_array(), *mem = json_array();
+		for (int k = 0; k <= len; k++)
+			json_array_append_new(ranks, json_integer(j->present[path[k]]));
+		for (int k = cfirst[c]; k < cfirst[c + 1]; k++)
+			json_array_append_new(mem, json_integer(j->present[members[k]]));
+		json_array_append_new(cycles, json_pack("{s:o, s:o}", "cycle", ranks, "ranks", mem));
+	}
+	free(cfirst);
+	free(members);
 out:
-	free(g.adj);
+	free(el);
+	free(path);
+	free(seen);
+	free(g.first);
+	free(g.to);
 	free(g.index);
 	free(g.low);
 	free(g.stack);
 	free(g.comp);
+	free(g.next);
 	free(g.on);
 	return cycles;
 }
@@ -291,7 +469,13 @@ json_t *cq_mqd_job(json_t *ranks)
 	match(&j);
 	json_t *edges = json_array(), *unmatched_s = json_array(), *unmatched_r = json_array();
 	json_t *matched = json_array(), *stalls = json_array();
-	bool *blocked = calloc((size_t)j.maxrank + 2, sizeof(bool));
+	bool *blocked = calloc(j.npresent + 1, sizeof(bool)), *has_ops = calloc(j.npresent + 1, sizeof(bool));
+	if (!blocked || !has_ops || !j.rank_of || !j.why_not || !j.present) {
+		free(blocked);
+		free(has_ops);
+		blocked = has_ops = NULL;
+		j.nops = 0; /* out of memory: report what needs no per-rank table */
+	}
 	for (size_t i = 0; i < j.nops; i++) {
 		struct op *o = &j.ops[i];
 		if (o->cls == UNEXPECTED || !o->pending)
@@ -304,7 +488,7 @@ json_t *cq_mqd_job(json_t *ranks)
 		}
 		if (o->cls == RECV && arrived(&j, o))
 			continue; /* the message is there: not waiting on its sender */
-		blocked[o->rank] = true;
+		blocked[node(&j, o->rank)] = true;
 		json_t *ref = op_ref(&j, o);
 		/* the message is at the receiver, which posted no receive taking it */
 		if (o->cls == SEND && delivered(&j, o))
@@ -330,15 +514,16 @@ json_t *cq_mqd_job(json_t *ranks)
 	/* ranks with no MPI operation at all, and documents that failed */
 	json_t *no_state = json_array(), *failed = json_array(), *doc;
 	size_t i;
-	bool *has_ops = calloc((size_t)j.maxrank + 2, sizeof(bool));
 	for (size_t k = 0; k < j.nops; k++)
-		has_ops[j.ops[k].rank] = true;
+		has_ops[node(&j, j.ops[k].rank)] = true;
 	json_array_foreach(ranks, i, doc) {
-		int r = j.rank_of[i];
+		int r = j.rank_of ? j.rank_of[i] : -1;
+		const char *why = j.why_not && j.why_not[i] ? j.why_not[i] :
+				  json_string_value(json_object_get(doc, "error")) ?: "the rank in MPI_COMM_WORLD is unknown";
 		if (r < 0)
 			json_array_append_new(failed, json_pack("{s:s?, s:s?}", "core", json_string_value(json_object_get(doc, "core")),
-								  "error", json_string_value(json_object_get(doc, "error")) ?: "the rank in MPI_COMM_WORLD is unknown"));
-		else if (!has_ops[r])
+								  "error", why));
+		else if (has_ops && !has_ops[node(&j, r)])
 			json_array_append_new(no_state, json_integer(r));
 	}
 	/* wildcard receives whose every possible sender is itself waiting or idle in MPI */
@@ -354,7 +539,8 @@ json_t *cq_mqd_job(json_t *ranks)
 			if (to < 0 || to == o->rank)
 				continue;
 			json_array_append_new(who, json_integer(to));
-			if (to <= j.maxrank && !blocked[to] && has_ops[to])
+			int v = node(&j, to);
+			if (v >= 0 && !blocked[v] && has_ops[v])
 				all = false;
 		}
 		if (all)
@@ -365,9 +551,9 @@ json_t *cq_mqd_job(json_t *ranks)
 	}
 	json_t *cycles = find_cycles(&j, edges);
 	json_t *blocked_ranks = json_array();
-	for (int r = 0; r <= j.maxrank; r++)
-		if (blocked[r])
-			json_array_append_new(blocked_ranks, json_integer(r));
+	for (size_t v = 0; blocked && v < j.npresent; v++)
+		if (blocked[v])
+			json_array_append_new(blocked_ranks, json_integer(j.present[v]));
 	json_t *comms = json_array();
 	for (size_t c = 0; c < j.ncomms; c++)
 		json_array_append_new(comms, json_pack("{s:I, s:s, s:O}", "id", j.comms[c].id,
@@ -378,9 +564,14 @@ json_t *cq_mqd_job(json_t *ranks)
 				"unmatched_sends", unmatched_s, "unmatched_receives", unmatched_r,
 				"matched", matched, "blocked", blocked_ranks, "no_mpi_state", no_state,
 				"failed", failed, "communicators", comms, "wait_for", edges);
+	json_object_set_new(out, "problems", j.problems);
 	json_object_set(out, "ranks", ranks);
 	free(blocked);
 	free(has_ops);
+	for (size_t k = 0; j.why_not && k < j.nranks; k++)
+		free(j.why_not[k]);
+	free(j.why_not);
+	free(j.present);
 	free(j.rank_of);
 	free(j.comms);
 	free(j.ops);

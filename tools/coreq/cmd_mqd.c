@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -135,6 +136,36 @@ static bool is_json_input(const char *path)
 	return n > 5 && strcmp(path + n - 5, ".json") == 0;
 }
 
+/* Largest per-rank document read (a rank of many communicators and long queues is a few
+ * MB; the bound keeps a hostile file from costing gigabytes). */
+#define MAX_DOC_BYTES (256u << 20)
+
+/* A per-rank JSON document given by the user: a regular file (a FIFO would block) of
+ * bounded size. NULL with *why_ret set when it cannot be read. */
+static json_t *load_doc(const char *path, char **why_ret)
+{
+	int fd;
+	struct stat st;
+	json_error_t jerr;
+	*why_ret = NULL;
+	struct cq_error *err = cq_open_regular(path, NULL, &fd);
+	if (err) {
+		*why_ret = strdup(err->message);
+		cq_error_destroy(err);
+		return NULL;
+	}
+	json_t *doc = NULL;
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > MAX_DOC_BYTES) {
+		if (asprintf(why_ret, "%s: %lld bytes, more than a per-rank document can be (%u MiB): not read", path,
+			     (long long)st.st_size, MAX_DOC_BYTES >> 20) < 0)
+			*why_ret = NULL;
+	} else {
+		doc = json_loadfd(fd, 0, &jerr);
+	}
+	close(fd);
+	return doc;
+}
+
 /* The per-rank phase over @p n inputs, in @p workers processes: each takes the next input
  * from a shared pipe (so a slow core does not hold up a fixed share) and writes its
  * document to DIR/INDEX.json; progress goes to a terminal. Per-rank JSON inputs (made by
@@ -190,12 +221,14 @@ static json_t *per_rank(struct cq_cli *cli, char **inputs, int n, int workers)
 		json_error_t jerr;
 		json_t *doc;
 		if (is_json_input(inputs[i])) {
-			doc = json_load_file(inputs[i], 0, &jerr);
+			char *why = NULL;
+			doc = load_doc(inputs[i], &why);
 			if (!doc || strcmp(json_string_value(json_object_get(doc, "schema")) ?: "", "coreq-mqd/1")) {
 				json_decref(doc);
 				doc = json_pack("{s:s, s:s, s:s}", "schema", "coreq-mqd/1", "core", inputs[i],
-						"error", "not a coreq-mqd/1 document (made by coreq mqd --json CORE)");
+						"error", why ? why : "not a coreq-mqd/1 document (made by coreq mqd --json CORE)");
 			}
+			free(why);
 		} else {
 			snprintf(path, sizeof(path), "%s/%d.json", dir, i);
 			doc = json_load_file(path, 0, &jerr);
@@ -263,6 +296,8 @@ static void print_job(json_t *job)
 	}
 	json_array_foreach(json_object_get(job, "failed"), i, x)
 		printf("FAILED: %s: %s\n", str(x, "core"), str(x, "error"));
+	json_array_foreach(json_object_get(job, "problems"), i, x)
+		printf("problem: rank %lld: %s\n", (long long)json_integer_value(json_object_get(x, "rank")), str(x, "why"));
 	if (!json_array_size(json_object_get(job, "deadlocks")) &&
 	    !json_array_size(json_object_get(job, "wildcard_stalls")))
 		printf("no deadlock found\n");
@@ -315,7 +350,8 @@ int cq_cmd_mqd(struct cq_cli *cli)
 		json_t *docs = per_rank(cli, cli->args, cli->nargs, n > 0 ? (int)n : 1);
 		json_t *job = cq_mqd_job(docs);
 		json_decref(docs);
-		int rc = json_array_size(json_object_get(job, "failed")) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+		int rc = json_array_size(json_object_get(job, "failed")) || json_array_size(json_object_get(job, "problems")) ?
+				 CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 		if (cli->dot || cli->svg) {
 			int grc = write_graph(job, cli->dot, cli->svg);
 			if (grc > rc)
