@@ -344,11 +344,9 @@ static struct cq_error *put_donors(struct cq_core *core, struct buf *b, size_t *
 		char *path = strndup(d, len);
 		if (!path)
 			return &cq_error_nomem;
-		int fd = *path ? open(path, O_RDONLY | O_CLOEXEC) : -2;
-		struct cq_error *err = NULL;
-		if (fd == -1) {
-			err = cq_error_errno(errno, "type donor %s", path);
-		} else if (fd >= 0) {
+		int fd = -2;
+		struct cq_error *err = *path ? cq_open_regular(path, "type donor", &fd) : NULL;
+		if (!err && fd >= 0) {
 			const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 			err = put_donor(b, core->target, base, fd);
 			close(fd);

@@ -134,22 +134,64 @@ static struct cq_error *inflate_to(int in, int out, const char *path, uint64_t m
 	return err;
 }
 
+static const char *file_kind(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" :
+	       S_ISSOCK(m) ? "a socket" : S_ISDIR(m) ? "a directory" : "not a plain file";
+}
+
+struct cq_error *cq_open_regular(const char *path, const char *what, int *fd_ret)
+{
+	const char *sep = what && *what ? " " : "";
+	what = what ? what : "";
+	*fd_ret = -1;
+	int pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return cq_error_errno(errno, "%s%s%s", what, sep, path);
+	struct stat st, st2;
+	if (fstat(pfd, &st) < 0) {
+		int e = errno;
+		close(pfd);
+		return cq_error_errno(e, "%s%s%s", what, sep, path);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(pfd);
+		return cq_error_create(CQ_ERR_IO, "%s%s%s: not a regular file (%s)", what, sep, path, file_kind(st.st_mode));
+	}
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	int fd = open(proc, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		/* no /proc: O_NONBLOCK keeps a FIFO swapped in since the check from blocking */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int e = errno;
+	close(pfd);
+	if (fd < 0)
+		return cq_error_errno(e, "%s%s%s", what, sep, path);
+	if (fstat(fd, &st2) < 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino || !S_ISREG(st2.st_mode)) {
+		close(fd);
+		return cq_error_create(CQ_ERR_IO, "%s%s%s changed while it was opened: not read", what, sep, path);
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	*fd_ret = fd;
+	return NULL;
+}
+
 struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq_file **ret)
 {
 	if (!max_inflated)
 		max_inflated = CQ_FILE_DEFAULT_MAX_INFLATED;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return cq_error_errno(errno, "%s", path);
+	int fd;
+	struct cq_error *oerr = cq_open_regular(path, NULL, &fd);
+	if (oerr)
+		return oerr;
 	struct stat st;
 	if (fstat(fd, &st) < 0) {
 		int e = errno;
 		close(fd);
 		return cq_error_errno(e, "%s", path);
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return cq_error_create(CQ_ERR_IO, "%s: not a regular file", path);
 	}
 	struct cq_file *f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path))) {

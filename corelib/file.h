@@ -35,6 +35,15 @@ struct cq_file {
 };
 
 /**
+ * Open @p path read-only, refusing anything but a regular file, into *@p fd_ret. A path an
+ * input names may be a FIFO (open would block forever) or a device (opening one can act):
+ * the file is first opened with O_PATH, which opens nothing, checked with fstat, and only
+ * then opened for reading through that descriptor, so what is read is what was checked.
+ * Errors name @p what and @p path ("type donor /x: not a regular file (a FIFO)").
+ */
+struct cq_error *cq_open_regular(const char *path, const char *what, int *fd_ret);
+
+/**
  * Open @p path for reading; inflate it if compressed, refusing more than @p max_inflated
  * bytes of output (0: CQ_FILE_DEFAULT_MAX_INFLATED).
  */

@@ -27,19 +27,66 @@ static void note_tried(char **list, const char *what)
 	*list = n;
 }
 
+/* @p root followed by the absolute @p path a core names, normalized lexically first: "//"
+ * and "." dropped, ".." taking off one component and staying at "/" when there is none
+ * (as under chroot), so "/../../tmp/x" is ROOT/tmp/x and never a file outside the sysroot. */
+static char *under_root(const char *root, const char *path)
+{
+	size_t rl = strlen(root), pl = strlen(path);
+	char *out = malloc(rl + pl + 2);
+	if (!out)
+		return NULL;
+	memcpy(out, root, rl);
+	size_t len = rl;
+	for (const char *p = path; *p;) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		if (!n)
+			break;
+		if (n == 1 && p[0] == '.') {
+			/* nothing */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (len > rl && out[len - 1] != '/')
+				len--;
+			if (len > rl)
+				len--; /* the slash */
+		} else {
+			out[len++] = '/';
+			memcpy(out + len, p, n);
+			len += n;
+		}
+		p += n;
+	}
+	if (len == rl)
+		out[len++] = '/';
+	out[len] = 0;
+	return out;
+}
+
 /* Try one candidate; returns 1 if usable, 0 if absent, -1 if present but mismatched. */
 static int try_candidate(const char *cand, const uint8_t *bid, size_t bid_len, char **mismatch)
 {
-	if (access(cand, R_OK) != 0)
+	if (access(cand, F_OK) != 0)
 		return 0;
+	/* present but not usable (a FIFO, a device, unreadable, not ELF): said, not skipped */
+	struct cq_error *err = NULL;
+	struct cq_elf *e = NULL;
+	if (!bid_len) {
+		int fd;
+		if (!(err = cq_open_regular(cand, NULL, &fd)))
+			close(fd);
+	} else {
+		err = cq_elf_open(cand, &e);
+	}
+	if (err) {
+		if (!*mismatch)
+			*mismatch = strdup(err->message);
+		cq_error_destroy(err);
+		return -1;
+	}
 	if (!bid_len)
 		return 1;
-	struct cq_elf *e;
-	struct cq_error *err = cq_elf_open(cand, &e);
-	if (err) {
-		cq_error_destroy(err);
-		return 0;
-	}
 	int ok = e->build_id_len == bid_len && memcmp(e->build_id, bid, bid_len) == 0;
 	if (!ok && !*mismatch) {
 		char *have = cq_hex_string(e->build_id, e->build_id_len), *want = cq_hex_string(bid, bid_len);
@@ -60,7 +107,7 @@ char *cq__find_file(const struct cq_core *core, const char *target_path,
 	const char *sysroot = core->opts.sysroot;
 	*why = NULL;
 	if (target_path[0] == '/') {
-		if (asprintf(&cand, "%s%s", sysroot ? sysroot : "", target_path) < 0)
+		if (!(cand = under_root(sysroot ? sysroot : "", target_path)))
 			return NULL;
 		if (try_candidate(cand, build_id, build_id_len, &mismatch) > 0)
 			goto found;
@@ -69,9 +116,12 @@ char *cq__find_file(const struct cq_core *core, const char *target_path,
 		cand = NULL;
 	}
 	const char *sp = core->opts.solib_search_path;
+	const char *base = base_name(target_path);
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		sp = NULL; /* no file name to look for: "DIR/.." would be a directory elsewhere */
 	while (sp && *sp) {
 		size_t n = strcspn(sp, ":");
-		if (n && asprintf(&cand, "%.*s/%s", (int)n, sp, base_name(target_path)) >= 0) {
+		if (n && asprintf(&cand, "%.*s/%s", (int)n, sp, base) >= 0) {
 			if (try_candidate(cand, build_id, build_id_len, &mismatch) > 0)
 				goto found;
 			note_tried(&tried, cand);
@@ -132,7 +182,9 @@ char *cq__find_debug_file(const struct cq_core *core, const char *found_path,
 		} else
 			free(hex);
 	}
-	if (e->debuglink) {
+	/* the debuglink name comes from the image file, which may be hostile: a file name in
+	 * the directories below, never a path */
+	if (e->debuglink && !strchr(e->debuglink, '/') && strcmp(e->debuglink, "..") && strcmp(e->debuglink, ".")) {
 		char *dir = strdup(found_path);
 		if (!dir)
 			goto out;

@@ -33,6 +33,7 @@ struct source {
 	int fd;
 	Dwarf *dw;        /* NULL: no DWARF (or not opened yet) */
 	bool opened;
+	char *unreadable; /* why the file could not be opened (a FIFO, EACCES, ...), or NULL */
 	struct entry *index;
 	size_t n;
 };
@@ -70,13 +71,19 @@ static int by_name(const void *a, const void *b)
 static void open_source(struct source *s)
 {
 	s->opened = true;
-	s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
-	if (s->fd < 0)
+	/* a file a core names may be a FIFO: cq_open_regular() refuses it without blocking */
+	struct cq_error *oerr = cq_open_regular(s->path, NULL, &s->fd);
+	if (oerr) {
+		s->unreadable = strdup(oerr->message);
+		cq_error_destroy(oerr);
 		return;
+	}
 	s->dw = dwarf_begin(s->fd, DWARF_C_READ);
 	if (!s->dw && s->img && s->img->elf) {
 		char *dbg = cq__find_debug_file(s->core, s->img->found_path, s->img->elf);
-		int fd = dbg ? open(dbg, O_RDONLY | O_CLOEXEC) : -1;
+		int fd = -1;
+		if (dbg)
+			cq_error_destroy(cq_open_regular(dbg, NULL, &fd));
 		if (fd >= 0) {
 			close(s->fd);
 			free(s->path);
@@ -362,7 +369,7 @@ const char *cq_core_type_sources(struct cq_core *core)
 			unreached++;
 			continue;
 		}
-		if (s->dw)
+		if (s->dw || s->unreadable)
 			continue;
 		const char *base = strrchr(s->path, '/') ? strrchr(s->path, '/') + 1 : s->path;
 		if (without < 6)
@@ -371,6 +378,9 @@ const char *cq_core_type_sources(struct cq_core *core)
 	}
 	if (without > 6)
 		fprintf(f, " and %zu more", without - 6);
+	for (size_t i = 0; i < t->nsources; i++)
+		if (t->sources[i].unreadable)
+			fprintf(f, "; unreadable: %s", t->sources[i].unreadable);
 	if (unreached)
 		fprintf(f, "; %zu not searched", unreached);
 	if (!t->nsources)
@@ -397,6 +407,7 @@ void cq__core_free_types(struct cq_core *core)
 			close(s->fd);
 		free(s->index);
 		free(s->path);
+		free(s->unreadable);
 		free(s->shown);
 	}
 	free(t->sources);

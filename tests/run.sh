@@ -77,6 +77,7 @@ part "MQD faulty DLLs" python3 tests/fixture/mqd_faulty.py
 part "malformed real cores" python3 tests/badinput/mutate.py
 [ -x tests/fixture/gdb_crosscheck.sh ] && [ "${SKIP_GDB:-0}" != 1 ] && part "gdb cross-check" tests/fixture/gdb_crosscheck.sh
 part "inputs never written" python3 tests/fixture/inputs.py
+part "hostile cores, round 2" python3 tests/fixture/hostile.py
 untouched() {
 	if fixture_sums | cmp -s - "$sums"; then
 		echo "ok - every fixture file unchanged after the suite"; echo "1 passed, 0 failed"
