@@ -18,6 +18,7 @@
 #include "decode.h"
 #include "image.h"
 #include "internal.h"
+#include "output.h"
 
 #define SYM_ENTRY_SIZE 24
 #define IMAGE_HEAD_SIZE 48
@@ -615,13 +616,6 @@ static void plan_uncovered(struct cq_core *core, struct plan *pl, uint64_t *adde
 		qsort(pl->p, pl->n, sizeof(*pl->p), piece_cmp);
 }
 
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
 struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 				      const struct cq_bundle_options *opts,
 				      struct cq_bundle_stats *ret)
@@ -632,10 +626,10 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 	struct cq_error *err = cq_core_load_images(core);
 	if (err)
 		return err;
-	if (same_file(path, core->file->path))
+	if (cq_same_file(path, core->file->path))
 		return cq_error_create(CQ_ERR_USAGE, "%s is the core itself: write the bundle elsewhere", path);
 	for (size_t i = 0; i < core->nimages; i++)
-		if (same_file(path, core->images[i].found_path))
+		if (cq_same_file(path, core->images[i].found_path))
 			return cq_error_create(CQ_ERR_USAGE, "%s is an input file (%s): write the bundle elsewhere",
 					       path, core->images[i].name);
 
@@ -754,23 +748,35 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 		goto out_free;
 	}
 
-	/* Write to a temporary name, then rename: no half-written bundle is left behind. */
-	char *tmp;
-	if (asprintf(&tmp, "%s.tmp-%d", path, (int)getpid()) < 0) {
-		err = &cq_error_nomem;
+	/* Written beside the output and renamed into place (output.h): no half-written bundle
+	 * is left behind, and nothing planted at a temporary name is followed. The donors
+	 * given are inputs too. */
+	const char *inputs[64];
+	size_t ninputs = 0;
+	char *donors = core->opts.type_donors ? strdup(core->opts.type_donors) : NULL;
+	for (char *save = NULL, *d = donors ? strtok_r(donors, ":", &save) : NULL; d && ninputs < 64;
+	     d = strtok_r(NULL, ":", &save))
+		inputs[ninputs++] = d;
+	struct cq_output out;
+	err = cq_output_begin(path, "bundle", inputs, ninputs, &out);
+	free(donors);
+	if (err) {
 		free(pieces);
 		free(hdr.p);
 		goto out_free;
 	}
 	struct out o = {0};
 	size_t plen = strlen(path);
-	if (plen > 3 && strcmp(path + plen - 3, ".gz") == 0)
-		o.gz = gzopen(tmp, "wb6");
-	else
-		o.f = fopen(tmp, "wb");
+	int wfd = dup(out.fd);
+	if (wfd >= 0 && plen > 3 && strcmp(path + plen - 3, ".gz") == 0)
+		o.gz = gzdopen(wfd, "wb6");
+	else if (wfd >= 0)
+		o.f = fdopen(wfd, "wb");
 	if (!o.gz && !o.f) {
-		err = cq_error_errno(errno, "%s", tmp);
-		free(tmp);
+		err = cq_error_errno(errno ? errno : ENOMEM, "%s", out.tmp);
+		if (wfd >= 0)
+			close(wfd);
+		cq_output_abort(&out);
 		free(pieces);
 		free(hdr.p);
 		goto out_free;
@@ -794,12 +800,11 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 	free(chunk);
 	int close_failed = o.gz ? gzclose(o.gz) != Z_OK : fclose(o.f) != 0;
 	if (!err && (o.failed || close_failed))
-		err = cq_error_errno(errno ? errno : EIO, "writing %s", tmp);
-	if (!err && rename(tmp, path) != 0)
-		err = cq_error_errno(errno, "renaming %s to %s", tmp, path);
+		err = cq_error_errno(errno ? errno : EIO, "writing %s", out.tmp);
 	if (err)
-		unlink(tmp);
-	free(tmp);
+		cq_output_abort(&out);
+	else
+		err = cq_output_commit(&out);
 	free(pieces);
 	free(hdr.p);
 	if (!err) {

@@ -6,9 +6,12 @@
 #include "cli.h"
 #include "mqd/host.h"
 #include "mqd/job.h"
+#include "corelib/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,38 +306,123 @@ static void print_job(json_t *job)
 		printf("no deadlock found\n");
 }
 
-/* DOT to @p dot, and SVG to @p svg through graphviz's dot when it is installed. */
-static int write_graph(json_t *job, const char *dot, const char *svg)
+/* Render DOT @p text as SVG into @p fd with graphviz's dot, run directly (no shell: the
+ * output name never reaches a command line). CQ_EXIT_OK, or why not on stderr. */
+static int render_svg(const char *text, int fd, const char *svg)
+{
+	int in[2];
+	if (pipe2(in, O_CLOEXEC) != 0) {
+		fprintf(stderr, "coreq: no SVG: %s\n", strerror(errno));
+		return CQ_EXIT_INTERNAL;
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, fd, 1);
+	char *argv[] = {"dot", "-Tsvg", NULL};
+	extern char **environ;
+	pid_t pid;
+	int e = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(in[0]);
+	if (e) {
+		close(in[1]);
+		if (e == ENOENT) {
+			fprintf(stderr, "coreq: no SVG: graphviz's dot is not installed (apt-get install graphviz); the DOT text is in --dot\n");
+			return CQ_EXIT_PARTIAL;
+		}
+		fprintf(stderr, "coreq: no SVG: cannot run dot: %s\n", strerror(e));
+		return CQ_EXIT_INTERNAL;
+	}
+	size_t len = strlen(text), off = 0;
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	while (off < len) {
+		ssize_t n = write(in[1], text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	close(in[1]);
+	signal(SIGPIPE, old);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (off < len || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "coreq: dot -Tsvg failed for %s\n", svg);
+		return CQ_EXIT_IO;
+	}
+	return CQ_EXIT_OK;
+}
+
+/* DOT to @p dot, and SVG to @p svg through graphviz's dot when it is installed. Both are
+ * outputs (corelib/output.h): refused when they are an input of this run (a core, a
+ * document, the executable, a type donor), written beside their name and renamed. */
+static int write_graph(struct cq_cli *cli, json_t *job, const char *dot, const char *svg)
 {
 	char *text = cq_mqd_job_dot(job);
 	if (!text)
 		return CQ_EXIT_INTERNAL;
-	int rc = CQ_EXIT_OK;
-	if (dot) {
-		FILE *f = fopen(dot, "w");
-		if (!f || fputs(text, f) < 0 || fclose(f)) {
-			fprintf(stderr, "coreq: cannot write %s: %s\n", dot, strerror(errno));
-			rc = CQ_EXIT_IO;
-		}
+	const char **inputs = calloc((size_t)cli->nargs + 66, sizeof(char *));
+	char *donors = cli->opts.type_donors ? strdup(cli->opts.type_donors) : NULL;
+	size_t n = 0;
+	if (!inputs) {
+		free(text);
+		free(donors);
+		return CQ_EXIT_INTERNAL;
 	}
-	if (svg) {
-		char *cmd;
-		if (asprintf(&cmd, "dot -Tsvg -o '%s'", svg) < 0 || strchr(svg, '\'')) {
-			fprintf(stderr, "coreq: bad --svg path %s\n", svg);
-			rc = CQ_EXIT_USAGE;
-		} else if (system("command -v dot >/dev/null 2>&1") != 0) {
-			fprintf(stderr, "coreq: no SVG: graphviz's dot is not installed (apt-get install graphviz); the DOT text is in --dot\n");
-			if (!rc)
-				rc = CQ_EXIT_PARTIAL;
+	for (int i = 0; i < cli->nargs; i++)
+		inputs[n++] = cli->args[i];
+	inputs[n++] = cli->opts.exe;
+	for (char *save = NULL, *d = donors ? strtok_r(donors, ":", &save) : NULL; d && n < (size_t)cli->nargs + 65;
+	     d = strtok_r(NULL, ":", &save))
+		inputs[n++] = d;
+	int rc = CQ_EXIT_OK;
+	for (int g = 0; g < 2; g++) {
+		const char *path = g ? svg : dot;
+		if (!path)
+			continue;
+		struct cq_output out;
+		struct cq_error *err = cq_output_begin(path, g ? "--svg" : "--dot", inputs, n, &out);
+		int grc = CQ_EXIT_OK;
+		if (err) {
+			grc = err->code == CQ_ERR_USAGE ? CQ_EXIT_USAGE : CQ_EXIT_IO;
+			fprintf(stderr, "coreq: %s\n", err->message);
+			cq_error_destroy(err);
 		} else {
-			FILE *p = popen(cmd, "w");
-			if (!p || fputs(text, p) < 0 || pclose(p) != 0) {
-				fprintf(stderr, "coreq: dot -Tsvg failed for %s\n", svg);
-				rc = CQ_EXIT_IO;
+			if (g) {
+				grc = render_svg(text, out.fd, svg);
+			} else {
+				size_t len = strlen(text), off = 0;
+				while (off < len) {
+					ssize_t w = write(out.fd, text + off, len - off);
+					if (w < 0 && errno == EINTR)
+						continue;
+					if (w <= 0)
+						break;
+					off += (size_t)w;
+				}
+				if (off < len) {
+					fprintf(stderr, "coreq: cannot write %s: %s\n", dot, strerror(errno));
+					grc = CQ_EXIT_IO;
+				}
+			}
+			if (grc == CQ_EXIT_OK) {
+				if ((err = cq_output_commit(&out))) {
+					fprintf(stderr, "coreq: %s\n", err->message);
+					cq_error_destroy(err);
+					grc = CQ_EXIT_IO;
+				}
+			} else {
+				cq_output_abort(&out);
 			}
 		}
-		free(cmd);
+		if (grc > rc)
+			rc = grc;
 	}
+	free(inputs);
+	free(donors);
 	free(text);
 	return rc;
 }
@@ -353,7 +441,7 @@ int cq_cmd_mqd(struct cq_cli *cli)
 		int rc = json_array_size(json_object_get(job, "failed")) || json_array_size(json_object_get(job, "problems")) ?
 				 CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 		if (cli->dot || cli->svg) {
-			int grc = write_graph(job, cli->dot, cli->svg);
+			int grc = write_graph(cli, job, cli->dot, cli->svg);
 			if (grc > rc)
 				rc = grc;
 		}

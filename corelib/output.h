@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file output.h
+ * Files coreq writes (bundles, --dot, --svg). An output is written to a temporary file
+ * created exclusively (O_CREAT|O_EXCL: a symlink planted at the name is never followed) in
+ * the output's own directory, and renamed onto the output only when complete, so a
+ * half-written file is never left and nothing but the named output is ever replaced. An
+ * output that is the same file as an input (also through a symlink or another name) is
+ * refused before anything is written.
+ */
+#ifndef COREQ_OUTPUT_H
+#define COREQ_OUTPUT_H
+
+#include <stdbool.h>
+
+#include "error.h"
+
+/** An output being written. */
+struct cq_output {
+	char *path; /**< the output as named */
+	char *tmp;  /**< the temporary file, in the same directory */
+	int fd;     /**< open for writing on @c tmp */
+};
+
+/** Whether @p a and @p b name the same existing file (device and inode). */
+bool cq_same_file(const char *a, const char *b);
+
+/**
+ * Refuse @p path if it is the same file as one of the @p ninputs paths in @p inputs (NULL
+ * entries skipped; @p what names the output in the message, "--dot"), then create the
+ * temporary file. Release with cq_output_commit() or cq_output_abort().
+ */
+struct cq_error *cq_output_begin(const char *path, const char *what, const char *const *inputs,
+				 size_t ninputs, struct cq_output *ret);
+
+/** Close the temporary file and rename it onto the output; on failure it is removed.
+ * @p o is released either way. */
+struct cq_error *cq_output_commit(struct cq_output *o);
+
+/** Close and remove the temporary file; release @p o. Safe after a failed begin. */
+void cq_output_abort(struct cq_output *o);
+
+#endif
