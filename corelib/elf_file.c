@@ -135,10 +135,20 @@ struct cq_error *cq_elf_open(const char *path, struct cq_elf **ret)
 	return NULL;
 }
 
+struct cq_elf *cq_elf_share(struct cq_elf *e)
+{
+	e->refs++;
+	return e;
+}
+
 void cq_elf_close(struct cq_elf *e)
 {
 	if (!e)
 		return;
+	if (e->refs) {
+		e->refs--;
+		return;
+	}
 	free(e->syms);
 	free(e->strtab);
 	free(e->by_name);

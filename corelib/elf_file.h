@@ -31,6 +31,10 @@ struct cq_load {
 
 struct cq_elf {
 	struct cq_file *file;    /**< NULL for symbols that came from a bundle */
+	/** Further owners besides the first: images that name one file under several names
+	 * (a link_map may list one library thousands of times) share one cq_elf, symbol table
+	 * included (cq_elf_share()); cq_elf_close() frees it when the last owner closes it. */
+	unsigned refs;
 	char *strtab;            /**< owned string table (bundled symbols), else NULL */
 	void *elf;               /**< Elf * */
 	uint16_t e_type, e_machine;
@@ -70,8 +74,11 @@ struct cq_elf {
 /** Open the ELF file at @p path (compressed files are inflated transparently). */
 struct cq_error *cq_elf_open(const char *path, struct cq_elf **ret);
 
-/** Close; NULL allowed. */
+/** Close; NULL allowed. A shared cq_elf is freed by its last owner. */
 void cq_elf_close(struct cq_elf *e);
+
+/** Another owner of @p e: returns @p e. */
+struct cq_elf *cq_elf_share(struct cq_elf *e);
 
 /**
  * A file-less cq_elf holding symbols read from a bundle. Takes ownership of @p syms and

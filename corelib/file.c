@@ -201,6 +201,8 @@ struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq
 	}
 	f->fd = fd;
 	f->size = (uint64_t)st.st_size;
+	f->dev = (uint64_t)st.st_dev;
+	f->ino = (uint64_t)st.st_ino;
 	unsigned char magic[2];
 	if (pread(fd, magic, sizeof(magic), 0) == sizeof(magic) &&
 	    looks_compressed(magic, sizeof(magic))) {

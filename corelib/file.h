@@ -28,6 +28,7 @@ struct cq_file {
 	int fd;            /**< readable descriptor (the temporary file if inflated) */
 	uint64_t size;     /**< size of the (inflated) contents */
 	bool compressed;   /**< the file on disk was gzip/zlib-compressed */
+	uint64_t dev, ino; /**< the file on disk (st_dev, st_ino): one file under many names */
 	/** Small-read cache (allocated on first use): page number + 1 per slot, 0 = empty. */
 	uint64_t cache_tag[CQ_FILE_CACHE_PAGES];
 	uint8_t *cache;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "decode.h"
 #include "internal.h"
@@ -188,6 +189,23 @@ static void build_id_from_memory(struct cq_core *core, struct cq_image *img, uin
 	}
 }
 
+/* The file at @p path when an image found before already has it open (the same file on
+ * disk under any name): one cq_elf, symbol table included, for all of its names. A
+ * link_map that lists one large library thousands of times costs one table, not one per
+ * name. @p debug: among the separate debug files instead. NULL if none is open. */
+static struct cq_elf *open_shared(struct cq_core *core, const char *path, bool debug)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return NULL;
+	for (size_t i = 0; i < core->nimages; i++) {
+		struct cq_elf *e = debug ? core->images[i].debug : core->images[i].elf;
+		if (e && e->file && e->file->dev == (uint64_t)st.st_dev && e->file->ino == (uint64_t)st.st_ino)
+			return cq_elf_share(e);
+	}
+	return NULL;
+}
+
 /* Mapped range of an image: NT_FILE ranges of its path, else its file's loads. */
 static void image_range(struct cq_core *core, struct cq_image *img)
 {
@@ -289,8 +307,8 @@ static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 		img->problem = why;
 		return;
 	}
-	struct cq_elf *e;
-	struct cq_error *err = cq_elf_open(path, &e);
+	struct cq_elf *e = open_shared(core, path, false);
+	struct cq_error *err = e ? NULL : cq_elf_open(path, &e);
 	if (err) {
 		img->status = CQ_IMAGE_MISSING;
 		img->problem = strdup(err->message);
@@ -636,7 +654,8 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 			if (!img->elf->has_symtab) {
 				img->debug_path = cq__find_debug_file(core, img->found_path, img->elf);
 				if (img->debug_path) {
-					err = cq_elf_open(img->debug_path, &img->debug);
+					img->debug = open_shared(core, img->debug_path, true);
+					err = img->debug ? NULL : cq_elf_open(img->debug_path, &img->debug);
 					if (!err && !img->debug->has_symtab)
 						err = cq_error_create(CQ_ERR_FORMAT, "no .symtab");
 					if (err) {

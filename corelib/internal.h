@@ -32,6 +32,9 @@ char *cq__find_debug_file(const struct cq_core *core, const char *found_path,
 
 /** Upper bounds for structures walked in target memory (hostile cores). */
 #define CQ_MAX_LINK_MAPS 4096
+/* NT_FILE entries kept: a process has at most vm.max_map_count mappings (65530 unless
+ * raised); a note claiming millions cost gigabytes of names. */
+#define CQ_MAX_FILE_MAPS 65536
 #define CQ_MAX_THREADS 100000
 #define CQ_MAX_NOTES_BYTES (UINT64_C(256) << 20)
 

@@ -201,12 +201,19 @@ static struct cq_error *note_file(struct cq_core *core, const uint8_t *desc, siz
 				       core->file->path, (unsigned long long)count, size);
 	if (core->file_maps)
 		return NULL; /* only the first NT_FILE counts */
+	uint64_t listed = count;
+	if (count > CQ_MAX_FILE_MAPS) {
+		/* more than a process can map: keep what is plausible, say what was cut */
+		count = CQ_MAX_FILE_MAPS;
+		cq_core_problem(core, "NT_FILE", "the note lists %llu file mappings, more than a process can have (vm.max_map_count is 65530 by default): the first %d are used",
+				(unsigned long long)listed, CQ_MAX_FILE_MAPS);
+	}
 	core->file_maps = calloc(count ? count : 1, sizeof(*core->file_maps));
 	if (!core->file_maps)
 		return &cq_error_nomem;
 	core->page_size = page;
 	struct cq_cursor names = c;
-	cq_cursor_skip(&names, count * 3 * w);
+	cq_cursor_skip(&names, listed * 3 * w);
 	for (uint64_t i = 0; i < count; i++) {
 		struct cq_file_map *m = &core->file_maps[i];
 		m->start = cq_cursor_word(&c);
