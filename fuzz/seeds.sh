@@ -15,7 +15,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
 case $FUZZ_DIR in /*) ;; *) FUZZ_DIR=$ROOT/$FUZZ_DIR ;; esac
 DATA=$FUZZ_DIR/data
-ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks"
+ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson"
 
 data() {
 	rm -rf "$DATA"
@@ -31,6 +31,8 @@ data() {
 	for a in i386 s390x; do
 		ln -s "$ROOT/fixtures/mpi/$a-singleton/bundle.core.gz" "$DATA/mpi-$a.bundle.gz"
 	done
+	# fuzz_image: the aarch64 qemu core (no build-ids: any file is taken as its images')
+	ln -s "$ROOT/fixtures/core/aarch64-qemu/core.gz" "$DATA/image-aarch64-qemu.core.gz"
 	touch "$DATA/.ready"
 }
 
@@ -50,6 +52,27 @@ corpus() {
 			for f in "$ROOT"/fixtures/core/*/core.gz; do
 				[ "$(stat -c %s "$f")" -le 65536 ] && cp "$f" "$c/fixture-$(basename "$(dirname "$f")").core.gz"
 			done
+		fi
+		if [ "$t" = fuzz_image ]; then
+			# byte 0 picks the place (0 executable, 1 libc, 2 ld.so), the rest is the file:
+			# the fixture executables of every architecture, aarch64's ld.so
+			local sr=$FUZZ_DIR/sysroot-aarch64 f
+			"$ROOT/tools/fixtures/sysroot.sh" aarch64 "$sr" >/dev/null
+			for f in "$ROOT"/fixtures/core/*/exe.gz; do
+				{ printf '\0'; zcat "$f"; } >"$c/exe-$(basename "$(dirname "$f")")"
+			done
+			{ printf '\2'; cat "$sr/lib/ld-linux-aarch64.so.1"; } >"$c/ld-aarch64"
+		fi
+		if [ "$t" = fuzz_jobjson ]; then
+			# the per-rank documents of the MPI fixture jobs, NUL-separated
+			python3 - "$ROOT/fixtures/mpi" "$c" <<'PY'
+import glob, json, os, sys
+for f in glob.glob(os.path.join(sys.argv[1], "*", "golden", "job.json")):
+    ranks = json.load(open(f))["ranks"]
+    name = os.path.basename(os.path.dirname(os.path.dirname(f)))
+    with open(os.path.join(sys.argv[2], "job-" + name), "wb") as out:
+        out.write(b"\0".join(json.dumps(r, separators=(",", ":")).encode() for r in ranks))
+PY
 		fi
 		if [ -d "$gen/$t" ]; then cp "$gen/$t"/* "$c/"; fi
 		for d in "$ROOT/fuzz/seeds/$t" "$ROOT/fuzz/regressions/$t"; do
