@@ -224,6 +224,18 @@ static json_t *read_ring(struct cq_core *core, const struct layout *l, uint64_t 
 	return r;
 }
 
+/* A ring table slot and the ring address it holds. */
+struct slot_at {
+	uint64_t at;
+	unsigned slot;
+};
+
+static int by_address(const void *x, const void *y)
+{
+	const struct slot_at *a = x, *b = y;
+	return a->at != b->at ? (a->at > b->at) - (a->at < b->at) : (a->slot > b->slot) - (a->slot < b->slot);
+}
+
 struct cq_error *cq_events_read(struct cq_core *core, unsigned last, json_t **ret)
 {
 	struct cq_symref ref;
@@ -256,9 +268,46 @@ struct cq_error *cq_events_read(struct cq_core *core, unsigned last, json_t **re
 							  err->message ? err->message : "ring table unreadable"));
 		cq_error_destroy(err);
 	} else {
+		/* Each thread has a ring of its own: a slot naming a ring another slot names (or
+		 * one overlapping it) is a corrupt or crafted table. Read every ring once, so the
+		 * work is bounded by the memory the core holds, not by slots x ring size (65,536
+		 * slots on one 64 MiB ring took hours). */
+		const char **dup = calloc(l.max_rings ? l.max_rings : 1, sizeof(*dup));
+		struct slot_at *order = calloc(l.max_rings ? l.max_rings : 1, sizeof(*order));
+		if (!dup || !order) {
+			free(dup);
+			free(order);
+			free(addrs);
+			json_decref(doc);
+			json_decref(rings);
+			json_decref(problems);
+			return &cq_error_nomem;
+		}
+		size_t nused = 0;
 		for (unsigned i = 0; i < l.max_rings; i++) {
 			uint64_t at = load(&l, addrs + (size_t)i * 8, 8);
-			if (!at)
+			if (at)
+				order[nused++] = (struct slot_at){at, i};
+		}
+		qsort(order, nused, sizeof(*order), by_address);
+		uint64_t ring_bytes = (uint64_t)l.ring_header_size + (uint64_t)l.ring_records * l.record_size;
+		size_t nskipped = 0;
+		for (size_t k = 1, keep = 0; k < nused; k++) {
+			if (order[k].at - order[keep].at < ring_bytes) {
+				dup[order[k].slot] = order[k].at == order[keep].at ? "the same ring as" : "a ring overlapping that of";
+				nskipped++;
+			} else {
+				keep = k;
+			}
+		}
+		if (nskipped)
+			json_array_append_new(problems, json_pack("{s:s, s:o}", "item", "recorder",
+								  "message", json_sprintf("%zu ring table slot(s) name a ring another slot names (or overlap one): each ring is read once; the table is corrupt",
+											  nskipped)));
+		free(order);
+		for (unsigned i = 0; i < l.max_rings; i++) {
+			uint64_t at = load(&l, addrs + (size_t)i * 8, 8);
+			if (!at || dup[i])
 				continue;
 			json_t *r = read_ring(core, &l, at, last, t0);
 			json_object_set_new(r, "slot", json_integer(i));
@@ -270,6 +319,7 @@ struct cq_error *cq_events_read(struct cq_core *core, unsigned last, json_t **re
 									  "message", "a record being written when the process died is left out (its commit marker is not set)"));
 			json_array_append_new(rings, r);
 		}
+		free(dup);
 	}
 	free(addrs);
 	json_object_set_new(doc, "threads", rings);
