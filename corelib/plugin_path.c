@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plugin_load.h"
 #include "plugin_path.h"
 
 #if defined(__x86_64__)
@@ -99,25 +100,28 @@ bool cq_plugin_trusted(const char *real, const struct cq_dirs *d)
 	return false;
 }
 
-char *cq_plugin_host_mismatch(const char *path, const char *option)
+bool cq_plugin_elf_fits(const unsigned char eh[20])
+{
+	unsigned machine = eh[EI_DATA] == ELFDATA2LSB ? (unsigned)(eh[18] | eh[19] << 8) :
+							(unsigned)(eh[18] << 8 | eh[19]);
+	return eh[EI_CLASS] == HOST_CLASS && machine == HOST_MACHINE;
+}
+
+char *cq_plugin_host_mismatch_fd(int fd, const char *path, const char *option)
 {
 	unsigned char eh[20];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	char *why = NULL;
-	if (fd < 0 || read(fd, eh, sizeof(eh)) != (ssize_t)sizeof(eh) || memcmp(eh, ELFMAG, SELFMAG)) {
+	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh, ELFMAG, SELFMAG)) {
 		if (asprintf(&why, "%s is not a readable ELF file", path) < 0)
 			why = NULL;
-	} else {
+	} else if (!cq_plugin_elf_fits(eh)) {
 		unsigned machine = eh[EI_DATA] == ELFDATA2LSB ? (unsigned)(eh[18] | eh[19] << 8) :
 								(unsigned)(eh[18] << 8 | eh[19]);
-		if (eh[EI_CLASS] != HOST_CLASS || machine != HOST_MACHINE)
-			if (asprintf(&why, "%s is a %d-bit plugin for e_machine %u; this coreq is %d-bit for e_machine %u: use a plugin built for the host (%s)",
-				     path, eh[EI_CLASS] == ELFCLASS64 ? 64 : 32, machine,
-				     (int)sizeof(void *) * 8, (unsigned)HOST_MACHINE, option) < 0)
-				why = NULL;
+		if (asprintf(&why, "%s is a %d-bit plugin for e_machine %u; this coreq is %d-bit for e_machine %u: use a plugin built for the host (%s)",
+			     path, eh[EI_CLASS] == ELFCLASS64 ? 64 : 32, machine,
+			     (int)sizeof(void *) * 8, (unsigned)HOST_MACHINE, option) < 0)
+			why = NULL;
 	}
-	if (fd >= 0)
-		close(fd);
 	return why;
 }
 
@@ -125,33 +129,36 @@ void cq_plugin_choose(char *const *names, size_t n, const struct cq_dirs *dirs,
 		      bool allow_untrusted, const char *option, struct cq_plugin_choice *ret)
 {
 	memset(ret, 0, sizeof(*ret));
+	ret->fd = -1;
 	for (size_t i = 0; i < n && !ret->path; i++) {
 		const char *name = names[i];
 		const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
 		for (size_t d = 0; d <= dirs->n && !ret->path; d++) {
-			char cand[PATH_MAX], real[PATH_MAX];
+			char cand[PATH_MAX];
 			if (d == 0 && name[0] != '/')
 				continue;
 			if (d == 0)
 				snprintf(cand, sizeof(cand), "%s", name);
 			else
 				snprintf(cand, sizeof(cand), "%s/%s", dirs->dir[d - 1], base);
-			if (!realpath(cand, real))
+			if (access(cand, F_OK) != 0)
 				continue;
-			if (!allow_untrusted && !cq_plugin_trusted(real, dirs)) {
-				if (!ret->refused && asprintf(&ret->refused, "%s (resolves to %s)", cand, real) < 0)
-					ret->refused = NULL;
-				continue;
-			}
-			char *why = cq_plugin_host_mismatch(real, option);
-			if (why) {
-				if (!ret->mismatch)
-					ret->mismatch = why;
-				else
-					free(why);
+			int fd;
+			char *real;
+			struct cq_error *err = cq_plugin_open(cand, allow_untrusted ? NULL : dirs, option, &fd, &real);
+			if (err) {
+				/* "PATH (resolves to REAL)" from the trust check; anything else (a '$',
+				 * not a regular file, another class) is a reason the plugin does not fit */
+				bool untrusted = strstr(err->message, " (resolves to ") != NULL || strchr(cand, '$');
+				char **slot = untrusted ? &ret->refused : &ret->mismatch;
+				if (!*slot)
+					*slot = strdup(err->message);
+				cq_error_destroy(err);
 				continue;
 			}
 			ret->path = strdup(cand);
+			ret->fd = fd;
+			ret->real = real;
 		}
 	}
 }
@@ -159,7 +166,11 @@ void cq_plugin_choose(char *const *names, size_t n, const struct cq_dirs *dirs,
 void cq_plugin_choice_deinit(struct cq_plugin_choice *c)
 {
 	free(c->path);
+	free(c->real);
+	if (c->fd >= 0)
+		close(c->fd);
 	free(c->refused);
 	free(c->mismatch);
 	memset(c, 0, sizeof(*c));
+	c->fd = -1;
 }

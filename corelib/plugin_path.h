@@ -33,14 +33,19 @@ const char *cq_host_multiarch(void);
 /** Whether the resolved path @p real lies directly in one of @p d (resolved too). */
 bool cq_plugin_trusted(const char *real, const struct cq_dirs *d);
 
-/** Why @p path cannot be loaded into this process (not ELF, other class or machine), or
- * NULL if it can; @p option names how the user gives another plugin ("--mqd-plugin").
- * Caller frees. */
-char *cq_plugin_host_mismatch(const char *path, const char *option);
+/** Whether an ELF header (its first 20 bytes) is of this host's class and machine. */
+bool cq_plugin_elf_fits(const unsigned char eh[20]);
+
+/** Why the file open as @p fd (named @p path) cannot be loaded into this process (not
+ * ELF, other class or machine), or NULL if it can; @p option names how the user gives
+ * another plugin ("--mqd-plugin"). Caller frees. */
+char *cq_plugin_host_mismatch_fd(int fd, const char *path, const char *option);
 
 /** What cq_plugin_choose() found. */
 struct cq_plugin_choice {
 	char *path;     /**< the plugin to load (as found, not resolved), or NULL */
+	int fd;         /**< the checked file, open: what is to be loaded (-1: none) */
+	char *real;     /**< its real path */
 	char *refused;  /**< first untrusted candidate passed over, "PATH (resolves to REAL)" */
 	char *mismatch; /**< first candidate that does not fit this host, and why */
 };
@@ -48,8 +53,9 @@ struct cq_plugin_choice {
 /**
  * The first loadable plugin among @p names (paths a core names): each name itself when it
  * is absolute, then its base name in each trusted directory of @p dirs, in that order. A
- * candidate must resolve (realpath) into a trusted directory unless @p allow_untrusted, and
- * fit the host (cq_plugin_host_mismatch, @p option named in its message). Release with
+ * candidate is opened once and checked as opened (cq_plugin_open(), plugin_load.h): its
+ * real path in a trusted directory unless @p allow_untrusted, no '$' in its name, and it
+ * must fit the host (@p option named in the message). Release with
  * cq_plugin_choice_deinit().
  */
 void cq_plugin_choose(char *const *names, size_t n, const struct cq_dirs *dirs,

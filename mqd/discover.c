@@ -94,14 +94,17 @@ struct cq_error *cq__mqd_find_dll(struct cq_core *core, const struct cq_mqd_opti
 		/* The user named it: that is consent. It must still fit this host. */
 		cq_error_destroy(err);
 		free(name);
-		char *why = cq_plugin_host_mismatch(o->dll, "--mqd-plugin");
-		if (why) {
-			err = cq_error_create(CQ_ERR_PLUGIN, "%s", why);
-			free(why);
+		int fd;
+		char *real;
+		if ((err = cq_plugin_open(o->dll, NULL, "--mqd-plugin", &fd, &real)))
 			return err;
-		}
-		ret->path = strdup(o->dll);
 		ret->source = "--mqd-plugin";
+		/* the user's DLL may bring its libraries in its own directory */
+		err = cq_plugin_load_prepare(fd, real, o->dll, NULL, true, o->allow_untrusted, &ret->load);
+		free(real);
+		if (err)
+			return err;
+		ret->path = strdup(o->dll);
 		return ret->path ? NULL : &cq_error_nomem;
 	}
 	if (err)
@@ -110,6 +113,18 @@ struct cq_error *cq__mqd_find_dll(struct cq_core *core, const struct cq_mqd_opti
 	 * coreq's does both, so it is preferred (--mqd-vendor for the one the core names). */
 	char *own = !o->vendor && is_ompi4(core, name) ? own_dll() : NULL;
 	if (own) {
+		int fd;
+		char *real;
+		/* coreq's own, beside coreq: trusted as coreq is, checked and loaded as any */
+		if (!(err = cq_plugin_open(own, NULL, "--mqd-plugin", &fd, &real))) {
+			err = cq_plugin_load_prepare(fd, real, own, NULL, true, o->allow_untrusted, &ret->load);
+			free(real);
+		}
+		if (err) {
+			free(own);
+			free(name);
+			return err;
+		}
 		ret->path = own;
 		ret->source = "coreq";
 		ret->instead_of = name;
@@ -120,11 +135,22 @@ struct cq_error *cq__mqd_find_dll(struct cq_core *core, const struct cq_mqd_opti
 	/* a core of another architecture names its own DLL: the host's may read it too */
 	struct cq_plugin_choice c;
 	cq_plugin_choose(&name, 1, &dirs, o->allow_untrusted, "--mqd-plugin", &c);
-	ret->path = c.path;
 	ret->source = "MPIR_dll_name";
 	char *refused = c.refused, *mismatch = c.mismatch;
+	if (c.path) {
+		err = cq_plugin_load_prepare(c.fd, c.real, c.path, &dirs, false, o->allow_untrusted, &ret->load);
+		c.fd = -1;
+		if (err) {
+			free(c.path);
+			c.path = NULL;
+		}
+	}
+	ret->path = c.path;
+	free(c.real);
 	if (!ret->path) {
-		if (refused)
+		if (err)
+			; /* the DLL was found, but its dependencies are refused: that is said */
+		else if (refused)
 			err = cq_error_create(CQ_ERR_PLUGIN,
 					      "the core names MQD DLL %s outside the trusted directories: not loaded; allow it with --mqd-allow-untrusted, add its directory with --mqd-trusted-dir, or give --mqd-plugin DLL",
 					      refused);

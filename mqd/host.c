@@ -28,6 +28,7 @@ static void problem(json_t *problems, const char *item, const char *fmt, ...)
 static void free_choice(struct cq_mqd_choice *c)
 {
 	free(c->path);
+	cq_plugin_load_deinit(&c->load);
 	free(c->named);
 	free(c->mpi_image);
 	free(c->refused);
@@ -138,7 +139,7 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 			"not loaded: %s lies outside the trusted directories (allow it with --mqd-allow-untrusted or --mqd-trusted-dir); %s was used instead",
 			choice.refused, choice.path);
 
-	struct cq__mqd_job job = {core, choice.path};
+	struct cq__mqd_job job = {core, choice.path, &choice.load};
 	struct cq_isolate_result r;
 	struct cq_isolate_deaths died;
 	unsigned limit = opts->timeout_ms ? opts->timeout_ms : CQ_MQD_DEFAULT_TIMEOUT_MS;

@@ -338,9 +338,10 @@ int cq__mqd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 	struct q q = {.core = job->core, .out = out, .skip = skip};
 	struct cq_mqd_stats stats = {.log = stderr};
 	calling(&q, "dlopen(%s)", job->dll);
-	void *dl = dlopen(job->dll, RTLD_NOW | RTLD_LOCAL);
+	const char *why;
+	void *dl = cq_plugin_load_dlopen(job->load, &why);
 	if (!dl)
-		return fail(&q, json_pack("{s:s, s:s}", "record", "error", "message", dlerror()));
+		return fail(&q, json_pack("{s:s, s:s}", "record", "error", "message", why));
 	json_t *missing = json_array();
 #define CQ_MQS_LOAD(name, ret, args)                                                         \
 	if (!(q.api.name = (ret(*) args)dlsym(dl, #name)))                                   \

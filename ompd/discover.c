@@ -61,14 +61,17 @@ struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd
 		cq_error_destroy(err);
 		for (size_t i = 0; i < nnames; i++)
 			free(names[i]);
-		char *why = cq_plugin_host_mismatch(o->plugin, "--ompd-plugin");
-		if (why) {
-			err = cq_error_create(CQ_ERR_PLUGIN, "%s", why);
-			free(why);
+		int fd;
+		char *real;
+		if ((err = cq_plugin_open(o->plugin, NULL, "--ompd-plugin", &fd, &real)))
 			return err;
-		}
-		ret->path = strdup(o->plugin);
 		ret->source = "--ompd-plugin";
+		/* the user's plugin may bring its libraries in its own directory */
+		err = cq_plugin_load_prepare(fd, real, o->plugin, NULL, true, o->allow_untrusted, &ret->load);
+		free(real);
+		if (err)
+			return err;
+		ret->path = strdup(o->plugin);
 		return ret->path ? NULL : &cq_error_nomem;
 	}
 	if (err)
@@ -77,9 +80,18 @@ struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd
 	struct cq_dirs dirs = cq_plugin_trusted_dirs(o->trusted_dirs, patterns);
 	struct cq_plugin_choice c;
 	cq_plugin_choose(names, nnames, &dirs, o->allow_untrusted, "--ompd-plugin", &c);
-	ret->path = c.path;
 	ret->source = "ompd_dll_locations";
 	char *refused = c.refused, *mismatch = c.mismatch;
+	if (c.path) {
+		err = cq_plugin_load_prepare(c.fd, c.real, c.path, &dirs, false, o->allow_untrusted, &ret->load);
+		c.fd = -1;
+		if (err) {
+			free(c.path);
+			c.path = NULL;
+		}
+	}
+	ret->path = c.path;
+	free(c.real);
 	if (!ret->path) {
 		char *listed = NULL;
 		for (size_t i = 0; i < nnames; i++) {
@@ -89,7 +101,9 @@ struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd
 				listed = l;
 			}
 		}
-		if (refused)
+		if (err)
+			; /* the plugin was found, but its dependencies are refused: that is said */
+		else if (refused)
 			err = cq_error_create(CQ_ERR_PLUGIN,
 					      "the core names OMPD plugin %s outside the trusted directories: not loaded; allow it with --ompd-allow-untrusted, or add its directory with --ompd-trusted-dir, or give --ompd-plugin PATH",
 					      refused);

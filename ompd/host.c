@@ -98,7 +98,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 
 	/* A plugin that dies in a call is run again with that call skipped, so one bad
 	 * answer does not hide all the others; each death is reported. */
-	struct cq__ompd_job job = {core, choice.path};
+	struct cq__ompd_job job = {core, choice.path, &choice.load};
 	struct cq_isolate_result r;
 	struct cq_isolate_deaths died;
 	unsigned limit = opts->timeout_ms ? opts->timeout_ms : CQ_OMPD_DEFAULT_TIMEOUT_MS;
@@ -109,6 +109,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 		json_decref(regions);
 		json_decref(tasks);
 		free(choice.path);
+		cq_plugin_load_deinit(&choice.load);
 		free(choice.runtime);
 		free(choice.refused);
 		return err;
@@ -206,6 +207,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	json_object_set_new(doc, "problems", problems);
 	cq_isolate_result_deinit(&r);
 	free(choice.path);
+	cq_plugin_load_deinit(&choice.load);
 	free(choice.runtime);
 	free(choice.refused);
 	*ret = doc;

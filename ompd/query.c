@@ -487,9 +487,10 @@ int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 	struct q q = {.core = job->core, .out = out, .skip = skip};
 	struct cq_ompd_stats stats = {.log = stderr};
 	calling(&q, "dlopen(%s)", job->plugin);
-	void *dl = dlopen(job->plugin, RTLD_NOW | RTLD_LOCAL);
+	const char *why;
+	void *dl = cq_plugin_load_dlopen(job->load, &why);
 	if (!dl) {
-		emit(&q, json_pack("{s:s, s:s}", "record", "error", "message", dlerror()));
+		emit(&q, json_pack("{s:s, s:s}", "record", "error", "message", why));
 		emit(&q, json_pack("{s:s}", "record", "done"));
 		return 0;
 	}

@@ -8,10 +8,12 @@
 #include "corelib/core.h"
 
 #include "corelib/isolate.h"
+#include "corelib/plugin_load.h"
 
 struct cq__ompd_job {
 	struct cq_core *core;
-	const char *plugin;
+	const char *plugin;                 /**< as named, for reports */
+	const struct cq_plugin_load *load;  /**< what is loaded (corelib/plugin_load.h) */
 };
 
 /** cq_isolate_retry_fn: load the plugin and write the report records to @p out, skipping
