@@ -541,6 +541,23 @@ void *cq_plugin_load_dlopen(const struct cq_plugin_load *l, const char **why_ret
 	return h;
 }
 
+struct cq_error *cq_plugin_choice_load(struct cq_plugin_choice *c, const struct cq_dirs *trusted,
+				       bool allow_untrusted, struct cq_plugin_load *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (!c->path)
+		return NULL;
+	struct cq_error *err = cq_plugin_load_prepare(c->fd, c->real, c->path, trusted, false, allow_untrusted, ret);
+	c->fd = -1; /* taken (closed on failure) */
+	free(c->real);
+	c->real = NULL;
+	if (err) {
+		free(c->path);
+		c->path = NULL;
+	}
+	return err;
+}
+
 void cq_plugin_load_deinit(struct cq_plugin_load *l)
 {
 	for (size_t i = 0; i < l->n; i++) {

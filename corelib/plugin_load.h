@@ -75,6 +75,14 @@ struct cq_error *cq_plugin_load_prepare(int fd, const char *real, const char *na
  */
 void *cq_plugin_load_dlopen(const struct cq_plugin_load *l, const char **why_ret);
 
+/**
+ * Prepare the load (cq_plugin_load_prepare(), plugin not in its own trusted directory) of
+ * what cq_plugin_choose() found in @p c, taking its descriptor. Nothing found: NULL and
+ * nothing done. On failure c->path is freed and set to NULL.
+ */
+struct cq_error *cq_plugin_choice_load(struct cq_plugin_choice *c, const struct cq_dirs *trusted,
+				       bool allow_untrusted, struct cq_plugin_load *ret);
+
 void cq_plugin_load_deinit(struct cq_plugin_load *l);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corelib/text.h"
 #include "corelib/image.h"
 #include "events.h"
 #include "recorder/coreq_rec_format.h"
@@ -42,7 +43,7 @@ static json_t *hex(uint64_t v)
 {
 	char b[24];
 	snprintf(b, sizeof(b), "0x%" PRIx64, v);
-	return json_string(b);
+	return cq_json_str(b);
 }
 
 /* The field of a record, or 0 if the layout has none. */
@@ -55,7 +56,7 @@ static json_t *code_json(struct cq_core *core, uint64_t a)
 {
 	json_t *o = json_pack("{s:o}", "address", hex(a));
 	char *s = a ? cq_core_symbol_name(core, a, false) : NULL;
-	json_object_set_new(o, "symbol", s ? json_string(s) : json_null());
+	json_object_set_new(o, "symbol", s ? cq_json_str(s) : json_null());
 	free(s);
 	return o;
 }
@@ -119,17 +120,17 @@ static struct cq_error *parse_header(struct cq_core *core, uint64_t at, struct l
 	for (unsigned k = 0; k < l.nkinds; k++) {
 		memcpy(l.kinds[k], h + HDR(kinds) + k * CQ_REC_NAME, CQ_REC_NAME);
 		l.kinds[k][CQ_REC_NAME] = 0;
-		json_array_append_new(kinds, json_string(l.kinds[k]));
+		json_array_append_new(kinds, cq_json_str(l.kinds[k]));
 	}
 	char producer[33];
 	memcpy(producer, h + HDR(producer), 32);
 	producer[32] = 0;
 	*lo = l;
-	*ret = json_pack("{s:o, s:i, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:o, s:o, s:o}",
+	*ret = json_pack("{s:o, s:i, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o}",
 			 "address", hex(at), "version", version, "byte_order", l.big ? "big" : "little",
 			 "word_size", word, "record_size", l.record_size, "ring_records", l.ring_records,
 			 "max_rings", l.max_rings, "rings_in_use", (int)HDR_U(h, nrings),
-			 "lost_threads", (int)HDR_U(h, lost_threads), "producer", producer,
+			 "lost_threads", (int)HDR_U(h, lost_threads), "producer", cq_json_str(producer),
 			 "fields", fields, "kinds", kinds, "rings_address", hex(HDR_U(h, rings)));
 	json_object_set_new(*ret, "start_time_ns", json_integer((json_int_t)HDR_U(h, start_time_ns)));
 	return NULL;
@@ -153,13 +154,13 @@ static json_t *read_ring(struct cq_core *core, const struct layout *l, uint64_t 
 	uint64_t bytes = (uint64_t)l->ring_header_size + (uint64_t)l->ring_records * l->record_size;
 	json_t *r = json_pack("{s:o}", "address", hex(at));
 	if (bytes > MAX_RING_BYTES) {
-		json_object_set_new(r, "error", json_string("ring larger than 64 MiB: not read"));
+		json_object_set_new(r, "error", cq_json_str("ring larger than 64 MiB: not read"));
 		return r;
 	}
 	uint8_t *buf = malloc((size_t)bytes);
 	struct cq_error *err = buf ? cq_core_read(core, at, buf, (size_t)bytes) : &cq_error_nomem;
 	if (err) {
-		json_object_set_new(r, "error", json_string(err->message ? err->message : "unreadable"));
+		json_object_set_new(r, "error", cq_json_str(err->message ? err->message : "unreadable"));
 		if (err != &cq_error_nomem)
 			cq_error_destroy(err);
 		free(buf);
@@ -172,7 +173,7 @@ static json_t *read_ring(struct cq_core *core, const struct layout *l, uint64_t 
 	json_object_set_new(r, "thread_data", json_integer((json_int_t)load(l, buf + offsetof(struct cq_rec_ring, thread_data), 8)));
 	json_object_set_new(r, "head", json_integer((json_int_t)head));
 	if (magic != CQ_REC_RING_MAGIC || rsize != l->record_size) {
-		json_object_set_new(r, "error", json_string("no RING magic or a record size other than the header's: not read"));
+		json_object_set_new(r, "error", cq_json_str("no RING magic or a record size other than the header's: not read"));
 		free(buf);
 		return r;
 	}
@@ -204,8 +205,8 @@ static json_t *read_ring(struct cq_core *core, const struct layout *l, uint64_t 
 		json_object_set_new(e, "seq", json_integer((json_int_t)(recs[i].seq - 1)));
 		json_object_set_new(e, "time_ns", json_integer((json_int_t)(t >= t0 ? t - t0 : 0)));
 		json_object_set_new(e, "kind", kind < l->nkinds && l->kinds[kind][0] ?
-				    json_string(l->kinds[kind]) : json_integer((json_int_t)kind));
-		json_object_set_new(e, "phase", json_string((flags & 3) == CQ_REC_BEGIN ? "begin" :
+				    cq_json_str(l->kinds[kind]) : json_integer((json_int_t)kind));
+		json_object_set_new(e, "phase", cq_json_str((flags & 3) == CQ_REC_BEGIN ? "begin" :
 							   (flags & 3) == CQ_REC_END ? "end" : "atomic"));
 		json_object_set_new(e, "flags", json_integer((json_int_t)flags));
 		json_object_set_new(e, "a", hex(field(l, p, l->a.off, l->a.size)));
@@ -247,11 +248,11 @@ struct cq_error *cq_events_read(struct cq_core *core, unsigned last, json_t **re
 	json_t *hdr = NULL;
 	if ((err = parse_header(core, ref.address, &l, &hdr)))
 		return err;
-	json_object_set_new(hdr, "image", json_string(ref.image->name));
+	json_object_set_new(hdr, "image", cq_json_str(ref.image->name));
 	json_t *doc = json_object(), *rings = json_array(), *problems = json_array();
-	json_object_set_new(doc, "schema", json_string("coreq-events/1"));
-	json_object_set_new(doc, "core", json_string(core->file->path));
-	json_object_set_new(doc, "arch", json_string(core->target->name));
+	json_object_set_new(doc, "schema", cq_json_str("coreq-events/1"));
+	json_object_set_new(doc, "core", cq_json_str(core->file->path));
+	json_object_set_new(doc, "arch", cq_json_str(core->target->name));
 	json_object_set_new(doc, "recorder", hdr);
 	uint64_t t0 = (uint64_t)json_integer_value(json_object_get(hdr, "start_time_ns"));
 	uint64_t table = strtoull(json_string_value(json_object_get(hdr, "rings_address")), NULL, 16);
@@ -264,8 +265,8 @@ struct cq_error *cq_events_read(struct cq_core *core, unsigned last, json_t **re
 	}
 	err = l.max_rings ? cq_core_read(core, table, addrs, (size_t)l.max_rings * 8) : NULL;
 	if (err) {
-		json_array_append_new(problems, json_pack("{s:s, s:s}", "item", "recorder", "message",
-							  err->message ? err->message : "ring table unreadable"));
+		json_array_append_new(problems, json_pack("{s:s, s:o}", "item", "recorder", "message",
+							  cq_json_str(err->message ? err->message : "ring table unreadable")));
 		cq_error_destroy(err);
 	} else {
 		/* Each thread has a ring of its own: a slot naming a ring another slot names (or

@@ -137,16 +137,8 @@ struct cq_error *cq__mqd_find_dll(struct cq_core *core, const struct cq_mqd_opti
 	cq_plugin_choose(&name, 1, &dirs, o->allow_untrusted, "--mqd-plugin", &c);
 	ret->source = "MPIR_dll_name";
 	char *refused = c.refused, *mismatch = c.mismatch;
-	if (c.path) {
-		err = cq_plugin_load_prepare(c.fd, c.real, c.path, &dirs, false, o->allow_untrusted, &ret->load);
-		c.fd = -1;
-		if (err) {
-			free(c.path);
-			c.path = NULL;
-		}
-	}
+	err = cq_plugin_choice_load(&c, &dirs, o->allow_untrusted, &ret->load);
 	ret->path = c.path;
-	free(c.real);
 	if (!ret->path) {
 		if (err)
 			; /* the DLL was found, but its dependencies are refused: that is said */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corelib/text.h"
 #include "corelib/image.h"
 #include "corelib/isolate.h"
 #include "discover.h"
@@ -21,7 +22,7 @@ static void problem(json_t *problems, const char *item, const char *fmt, ...)
 	if (vasprintf(&m, fmt, ap) < 0)
 		m = NULL;
 	va_end(ap);
-	json_array_append_new(problems, json_pack("{s:s, s:s}", "item", item, "message", m ? m : "?"));
+	json_array_append_new(problems, json_pack("{s:s, s:o}", "item", item, "message", cq_json_str(m ? m : "?")));
 	free(m);
 }
 
@@ -67,7 +68,7 @@ static void known_limits(struct cq_core *core, json_t *doc, json_t *problems)
 		json_t *u = json_object_get(json_object_get(c, "queues"), "unexpected");
 		if (!strcmp(json_string_value(json_object_get(u, "state")) ?: "", "no_information")) {
 			any_unexpected = true;
-			json_object_set_new(u, "why", json_string(
+			json_object_set_new(u, "why", cq_json_str(
 				"known DLL limit: Open MPI 4.1's DLL does not implement the unexpected-message queue"));
 		}
 		const char *q;
@@ -83,7 +84,7 @@ static void known_limits(struct cq_core *core, json_t *doc, json_t *problems)
 				json_t *flags = json_object_get(op, "flags");
 				if (!flags)
 					json_object_set_new(op, "flags", flags = json_array());
-				json_array_append_new(flags, json_string(be ?
+				json_array_append_new(flags, cq_json_str(be ?
 					"status unreliable: Open MPI 4.1's DLL reads req_complete as one byte of a pointer (wrong on big-endian targets)" :
 					"status may be wrong: Open MPI 4.1's DLL reads req_complete as one byte of a pointer, so a request a thread waits on (MPI_Wait*) shows as complete; coreq's DLL (the default) reads it whole"));
 			}
@@ -123,15 +124,15 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 		return err;
 	}
 	json_t *doc = json_object(), *problems = json_array(), *comms = json_array();
-	json_object_set_new(doc, "schema", json_string("coreq-mqd/1"));
-	json_object_set_new(doc, "core", json_string(core->file->path));
-	json_object_set_new(doc, "arch", json_string(core->target->name));
+	json_object_set_new(doc, "schema", cq_json_str("coreq-mqd/1"));
+	json_object_set_new(doc, "core", cq_json_str(core->file->path));
+	json_object_set_new(doc, "arch", cq_json_str(core->target->name));
 	json_object_set_new(doc, "pid", core->has_psinfo ? json_integer(core->pid) : json_null());
-	json_object_set_new(doc, "executable", core->nimages ? json_string(core->images[0].name) : json_null());
-	json_t *dll = json_pack("{s:s, s:s, s:s?, s:s?}", "path", choice.path, "source", choice.source,
-				"named_by_core", choice.named, "mpi_image", choice.mpi_image);
+	json_object_set_new(doc, "executable", core->nimages ? cq_json_str(core->images[0].name) : json_null());
+	json_t *dll = json_pack("{s:o, s:s, s:o?, s:o?}", "path", cq_json_str(choice.path), "source", choice.source,
+				"named_by_core", cq_json_str(choice.named), "mpi_image", cq_json_str(choice.mpi_image));
 	if (choice.instead_of)
-		json_object_set_new(dll, "instead_of", json_pack("{s:s, s:s}", "dll", choice.instead_of, "why",
+		json_object_set_new(dll, "instead_of", json_pack("{s:o, s:s}", "dll", cq_json_str(choice.instead_of), "why",
 			"coreq's own DLL for Open MPI 4.1 shows the unexpected queue, reads ranks, tags and request status right on every target and serves any host; --mqd-vendor uses the one the core names"));
 	json_object_set_new(doc, "dll", dll);
 	if (choice.refused)
@@ -152,7 +153,7 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 	}
 	json_t *deaths = json_array();
 	for (size_t i = 0; i < died.n; i++) {
-		json_array_append_new(deaths, json_pack("{s:s, s:s}", "call", died.call[i], "how", died.how[i]));
+		json_array_append_new(deaths, json_pack("{s:o, s:o}", "call", cq_json_str(died.call[i]), "how", cq_json_str(died.how[i])));
 		problem(problems, "dll", "%s %s; the call was skipped in a new run", choice.path, died.how[i]);
 	}
 	cq_isolate_deaths_deinit(&died);
@@ -195,13 +196,13 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 		json_decref(rec);
 	}
 	char *how = cq_isolate_describe(&r);
-	json_object_set_new(dll, "run", json_pack("{s:s, s:f}", "ended", how ? how : "?", "seconds", r.seconds));
+	json_object_set_new(dll, "run", json_pack("{s:o, s:f}", "ended", cq_json_str(how ? how : "?"), "seconds", r.seconds));
 	if (!done)
 		problem(problems, "dll", "%s %s; everything reported before that is shown", choice.path,
 			how ? how : "ended early");
 	free(how);
 	if (r.output && *r.output)
-		json_object_set_new(dll, "output", json_string(r.output));
+		json_object_set_new(dll, "output", cq_json_str(r.output));
 	cq_isolate_result_deinit(&r);
 
 	json_object_set_new(doc, "rank", world_rank(comms));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corelib/text.h"
 #include "job.h"
 
 enum { SEND, RECV, UNEXPECTED };
@@ -106,7 +107,7 @@ static void add_op(struct job *j, int rank, int cls, int comm, json_t *op)
 		char why[160];
 		snprintf(why, sizeof(why), "%s with peer %lld, which is not a member of %s: not used", kinds[cls],
 			 (long long)peer, j->comms[comm].name && *j->comms[comm].name ? j->comms[comm].name : "its communicator");
-		json_array_append_new(j->problems, json_pack("{s:i, s:s}", "rank", rank, "why", why));
+		json_array_append_new(j->problems, json_pack("{s:i, s:o}", "rank", rank, "why", cq_json_str(why)));
 		return;
 	}
 	struct op *n = realloc(j->ops, (j->nops + 1) * sizeof(*n));
@@ -248,8 +249,8 @@ static json_t *op_ref(const struct job *j, const struct op *o)
 	static const char *const kinds[] = {"send", "receive", "unexpected"};
 	json_t *r = json_pack("{s:s, s:i, s:s, s:I}", "kind", kinds[o->cls], "rank", o->rank,
 			      "comm", comm_name(j, o->comm), "length", o->length);
-	json_object_set_new(r, "peer", o->peer == ANY ? json_string("any") : json_integer(o->peer));
-	json_object_set_new(r, "tag", o->tag == ANY ? json_string("any") : json_integer(o->tag));
+	json_object_set_new(r, "peer", o->peer == ANY ? cq_json_str("any") : json_integer(o->peer));
+	json_object_set_new(r, "tag", o->tag == ANY ? cq_json_str("any") : json_integer(o->tag));
 	return r;
 }
 

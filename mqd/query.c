@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corelib/text.h"
 #include "callbacks.h"
 #include "corelib/image.h"
 #include "corelib/isolate.h"
@@ -57,17 +58,17 @@ static bool calling(struct q *q, const char *fmt, ...)
 static json_t *rc_json(struct q *q, int rc)
 {
 	if (rc == RC_SKIPPED)
-		return json_string("skipped: the DLL died in this call in an earlier run");
+		return cq_json_str("skipped: the DLL died in this call in an earlier run");
 	if (rc == CQ_MQS_NO_INFORMATION)
-		return json_string("mqs_no_information");
+		return cq_json_str("mqs_no_information");
 	if (rc == CQ_MQS_END_OF_LIST)
-		return json_string("mqs_end_of_list");
+		return cq_json_str("mqs_end_of_list");
 	char *s = NULL;
 	if (!calling(q, "mqs_dll_error_string(%d)", rc))
 		s = q->api.mqs_dll_error_string(rc);
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%d: %.200s", rc, s ? s : "(no text)");
-	return json_string(buf);
+	return cq_json_str(buf);
 }
 
 /* The DLL's printf-style message with the image (or process) name put in. */
@@ -81,14 +82,14 @@ static json_t *message_json(const char *msg, const char *name)
 		snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(p - msg), msg, name, p + 2);
 	else
 		snprintf(buf, sizeof(buf), "%s", msg);
-	return json_string(buf);
+	return cq_json_str(buf);
 }
 
 static json_t *hex(uint64_t v)
 {
 	char b[24];
 	snprintf(b, sizeof(b), "0x%" PRIx64, v);
-	return json_string(b);
+	return cq_json_str(b);
 }
 
 /* One operation, from the DLL's struct of either width. */
@@ -130,7 +131,7 @@ static int64_t fix_int(struct q *q, int64_t v, json_t *flags, const char *field)
 			char b[200];
 			snprintf(b, sizeof(b), "%s: the DLL did not sign-extend the 32-bit int %" PRId32 " (it gave %" PRId64 "); coreq corrected it",
 				 field, (int32_t)(uint32_t)v, v);
-			json_array_append_new(flags, json_string(b));
+			json_array_append_new(flags, cq_json_str(b));
 		}
 		return (int32_t)(uint32_t)v;
 	}
@@ -140,7 +141,7 @@ static int64_t fix_int(struct q *q, int64_t v, json_t *flags, const char *field)
 /* A rank: a number, or "any" for MPI_ANY_SOURCE (-1 in Open MPI, reported as such). */
 static json_t *rank_json(int64_t v)
 {
-	return v < 0 ? json_string("any") : json_integer(v);
+	return v < 0 ? cq_json_str("any") : json_integer(v);
 }
 
 static json_t *op_json(struct q *q, const struct op *o, int cls)
@@ -148,13 +149,13 @@ static json_t *op_json(struct q *q, const struct op *o, int cls)
 	static const char *const status[] = {"pending", "matched", "complete"};
 	json_t *j = json_object(), *flags = json_array();
 	json_object_set_new(j, "status", o->status >= 0 && o->status < 3 ?
-				 json_string(status[o->status]) : json_integer(o->status));
+				 cq_json_str(status[o->status]) : json_integer(o->status));
 	int64_t lr = fix_int(q, o->desired_local_rank, flags, "desired_local_rank");
 	int64_t gr = fix_int(q, o->desired_global_rank, flags, "desired_global_rank");
 	int64_t tag = o->tag_wild ? 0 : fix_int(q, o->desired_tag, flags, "desired_tag");
 	json_object_set_new(j, "peer", rank_json(lr));
 	json_object_set_new(j, "peer_global", rank_json(gr));
-	json_object_set_new(j, "tag", o->tag_wild ? json_string("any") : json_integer(tag));
+	json_object_set_new(j, "tag", o->tag_wild ? cq_json_str("any") : json_integer(tag));
 	json_object_set_new(j, "length", json_integer(o->desired_length));
 	json_object_set_new(j, "buffer", hex(o->buffer));
 	json_object_set_new(j, "system_buffer", json_boolean(o->system_buffer));
@@ -173,7 +174,7 @@ static json_t *op_json(struct q *q, const struct op *o, int cls)
 		memcpy(t, o->extra_text[i], 64);
 		t[64] = 0;
 		if (t[0])
-			json_array_append_new(extra, json_string(t));
+			json_array_append_new(extra, cq_json_str(t));
 	}
 	json_object_set_new(j, "extra", extra);
 	if (json_array_size(flags))
@@ -193,18 +194,18 @@ static json_t *queue_json(struct q *q, int cls, const char *comm)
 	int rc = CALL(q, q->api.mqs_setup_operation_iterator(q->process, cls),
 		      "mqs_setup_operation_iterator(%s, %s)", comm, names[cls]);
 	if (rc == CQ_MQS_NO_INFORMATION) {
-		json_object_set_new(j, "state", json_string("no_information"));
+		json_object_set_new(j, "state", cq_json_str("no_information"));
 		return j;
 	}
 	if (rc != CQ_MQS_OK) {
-		json_object_set_new(j, "state", json_string("error"));
+		json_object_set_new(j, "state", cq_json_str("error"));
 		json_object_set_new(j, "error", rc_json(q, rc));
 		return j;
 	}
 	json_t *ops = json_array();
 	for (int n = 0;; n++) {
 		if (n >= MAX_OPS) {
-			json_object_set_new(j, "cut", json_string("more than 100000 operations: the rest are not listed"));
+			json_object_set_new(j, "cut", cq_json_str("more than 100000 operations: the rest are not listed"));
 			break;
 		}
 		union {
@@ -226,7 +227,7 @@ static json_t *queue_json(struct q *q, int cls, const char *comm)
 			COPY_OP(&o, &raw.w8);
 		json_array_append_new(ops, op_json(q, &o, cls));
 	}
-	json_object_set_new(j, "state", json_string("listed"));
+	json_object_set_new(j, "state", cq_json_str("listed"));
 	json_object_set_new(j, "operations", ops);
 	return j;
 }
@@ -259,10 +260,10 @@ static void query_communicators(struct q *q)
 		memcpy(name, q->width == 4 ? c.w4.name : c.w8.name, 64);
 		name[64] = 0;
 		json_t *j = json_object();
-		json_object_set_new(j, "record", json_string("communicator"));
+		json_object_set_new(j, "record", cq_json_str("communicator"));
 		json_object_set_new(j, "index", json_integer(n));
 		json_object_set_new(j, "id", json_integer((json_int_t)id));
-		json_object_set_new(j, "name", json_string(name));
+		json_object_set_new(j, "name", cq_json_str(name));
 		json_object_set_new(j, "size", json_integer(size));
 		json_object_set_new(j, "local_rank", json_integer(rank));
 		/* the process's world rank, for mqs_get_global_rank from here on */
@@ -289,7 +290,7 @@ static void query_communicators(struct q *q)
 			free(ranks);
 		} else {
 			json_object_set_new(j, "group", json_null());
-			json_object_set_new(j, "group_error", json_string("implausible communicator size"));
+			json_object_set_new(j, "group_error", cq_json_str("implausible communicator size"));
 		}
 		snprintf(what, sizeof(what), "communicator %d (%.40s)", n, name);
 		json_t *queues = json_object();
@@ -306,11 +307,11 @@ static void emit_callbacks(struct q *q, const struct cq_mqd_stats *s)
 {
 	json_t *sym = json_array(), *types = json_array(), *fields = json_array();
 	for (unsigned i = 0; i < s->nmissing_symbols; i++)
-		json_array_append_new(sym, json_string(s->missing_symbols[i]));
+		json_array_append_new(sym, cq_json_str(s->missing_symbols[i]));
 	for (unsigned i = 0; i < s->nmissing_types; i++)
-		json_array_append_new(types, json_string(s->missing_types[i]));
+		json_array_append_new(types, cq_json_str(s->missing_types[i]));
 	for (unsigned i = 0; i < s->nmissing_fields; i++)
-		json_array_append_new(fields, json_string(s->missing_fields[i]));
+		json_array_append_new(fields, cq_json_str(s->missing_fields[i]));
 	emit(q, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:s}", "record", "callbacks",
 			  "fetches", (json_int_t)s->fetches, "fetch_faults", (json_int_t)s->fetch_faults,
 			  "lookups", (json_int_t)s->lookups, "types", (json_int_t)s->types,
@@ -341,11 +342,11 @@ int cq__mqd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 	const char *why;
 	void *dl = cq_plugin_load_dlopen(job->load, &why);
 	if (!dl)
-		return fail(&q, json_pack("{s:s, s:s}", "record", "error", "message", why));
+		return fail(&q, json_pack("{s:s, s:o}", "record", "error", "message", cq_json_str(why)));
 	json_t *missing = json_array();
 #define CQ_MQS_LOAD(name, ret, args)                                                         \
 	if (!(q.api.name = (ret(*) args)dlsym(dl, #name)))                                   \
-		json_array_append_new(missing, json_string(#name));
+		json_array_append_new(missing, cq_json_str(#name));
 	CQ_MQS_FUNCTIONS(CQ_MQS_LOAD)
 #undef CQ_MQS_LOAD
 	if (json_array_size(missing))
@@ -382,12 +383,12 @@ int cq__mqd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 
 	const char *exe = q.core->nimages ? q.core->images[0].name : q.core->file->path;
 	int rc = CALL(&q, q.api.mqs_setup_image(q.image, tables.image), "mqs_setup_image");
-	json_t *img = json_pack("{s:s, s:o}", "record", "image", "setup_rc", rc == CQ_MQS_OK ? json_string("mqs_ok") : rc_json(&q, rc));
+	json_t *img = json_pack("{s:s, s:o}", "record", "image", "setup_rc", rc == CQ_MQS_OK ? cq_json_str("mqs_ok") : rc_json(&q, rc));
 	if (rc == CQ_MQS_OK) {
 		char *msg = NULL;
 		rc = CALL(&q, q.api.mqs_image_has_queues(q.image, &msg), "mqs_image_has_queues");
 		json_object_set_new(img, "has_queues", json_boolean(rc == CQ_MQS_OK));
-		json_object_set_new(img, "has_queues_rc", rc == CQ_MQS_OK ? json_string("mqs_ok") : rc_json(&q, rc));
+		json_object_set_new(img, "has_queues_rc", rc == CQ_MQS_OK ? cq_json_str("mqs_ok") : rc_json(&q, rc));
 		json_object_set_new(img, "message", message_json(msg, exe));
 	}
 	emit(&q, img);
@@ -396,12 +397,12 @@ int cq__mqd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 		return finish(&q);
 	}
 	rc = CALL(&q, q.api.mqs_setup_process(q.process, tables.process), "mqs_setup_process");
-	json_t *proc = json_pack("{s:s, s:o}", "record", "process", "setup_rc", rc == CQ_MQS_OK ? json_string("mqs_ok") : rc_json(&q, rc));
+	json_t *proc = json_pack("{s:s, s:o}", "record", "process", "setup_rc", rc == CQ_MQS_OK ? cq_json_str("mqs_ok") : rc_json(&q, rc));
 	if (rc == CQ_MQS_OK) {
 		char *msg = NULL;
 		rc = CALL(&q, q.api.mqs_process_has_queues(q.process, &msg), "mqs_process_has_queues");
 		json_object_set_new(proc, "has_queues", json_boolean(rc == CQ_MQS_OK));
-		json_object_set_new(proc, "has_queues_rc", rc == CQ_MQS_OK ? json_string("mqs_ok") : rc_json(&q, rc));
+		json_object_set_new(proc, "has_queues_rc", rc == CQ_MQS_OK ? cq_json_str("mqs_ok") : rc_json(&q, rc));
 		json_object_set_new(proc, "message", message_json(msg, exe));
 	}
 	emit(&q, proc);

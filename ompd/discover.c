@@ -82,16 +82,8 @@ struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd
 	cq_plugin_choose(names, nnames, &dirs, o->allow_untrusted, "--ompd-plugin", &c);
 	ret->source = "ompd_dll_locations";
 	char *refused = c.refused, *mismatch = c.mismatch;
-	if (c.path) {
-		err = cq_plugin_load_prepare(c.fd, c.real, c.path, &dirs, false, o->allow_untrusted, &ret->load);
-		c.fd = -1;
-		if (err) {
-			free(c.path);
-			c.path = NULL;
-		}
-	}
+	err = cq_plugin_choice_load(&c, &dirs, o->allow_untrusted, &ret->load);
 	ret->path = c.path;
-	free(c.real);
 	if (!ret->path) {
 		char *listed = NULL;
 		for (size_t i = 0; i < nnames; i++) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corelib/text.h"
 #include "corelib/decode.h"
 #include "corelib/image.h"
 #include "corelib/isolate.h"
@@ -24,7 +25,7 @@ static void problem(json_t *problems, const char *item, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	json_array_append_new(problems, json_pack("{s:s, s:s}", "item", item, "message", m));
+	json_array_append_new(problems, json_pack("{s:s, s:o}", "item", item, "message", cq_json_str(m ? m : "?")));
 	free(m);
 }
 
@@ -64,11 +65,11 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	}
 	json_t *doc = json_object(), *problems = json_array(), *threads = json_array();
 	json_t *regions = json_array(), *tasks = json_array();
-	json_object_set_new(doc, "schema", json_string("coreq-ompd/1"));
-	json_object_set_new(doc, "core", json_string(core->file->path));
-	json_object_set_new(doc, "arch", json_string(core->target->name));
+	json_object_set_new(doc, "schema", cq_json_str("coreq-ompd/1"));
+	json_object_set_new(doc, "core", cq_json_str(core->file->path));
+	json_object_set_new(doc, "arch", cq_json_str(core->target->name));
 	/* "abi" comes from the child, which tells the ABI by the plugin's entry points */
-	json_t *plugin = json_pack("{s:s, s:s, s:n}", "path", choice.path, "source", choice.source,
+	json_t *plugin = json_pack("{s:o, s:s, s:n}", "path", cq_json_str(choice.path), "source", choice.source,
 				   "abi");
 	json_object_set_new(doc, "plugin", plugin);
 	if (choice.refused)
@@ -86,13 +87,13 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	if (rt && !choice.runtime)
 		choice.runtime = strdup(rt->name);
 	json_t *runtime = json_object();
-	json_object_set_new(runtime, "image", choice.runtime ? json_string(choice.runtime) : json_null());
+	json_object_set_new(runtime, "image", choice.runtime ? cq_json_str(choice.runtime) : json_null());
 	if (rt) {
 		char *bid = cq_hex_string(rt->build_id, rt->build_id_len);
-		json_object_set_new(runtime, "build_id", bid && *bid ? json_string(bid) : json_null());
+		json_object_set_new(runtime, "build_id", bid && *bid ? cq_json_str(bid) : json_null());
 		free(bid);
-		json_object_set_new(runtime, "status", json_string(cq_image_status_name(rt->status)));
-		json_object_set_new(runtime, "file", rt->found_path ? json_string(rt->found_path) : json_null());
+		json_object_set_new(runtime, "status", cq_json_str(cq_image_status_name(rt->status)));
+		json_object_set_new(runtime, "file", rt->found_path ? cq_json_str(rt->found_path) : json_null());
 	}
 	json_object_set_new(doc, "runtime", runtime);
 
@@ -116,7 +117,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	}
 	json_t *deaths = json_array();
 	for (size_t i = 0; i < died.n; i++) {
-		json_array_append_new(deaths, json_pack("{s:s, s:s}", "call", died.call[i], "how", died.how[i]));
+		json_array_append_new(deaths, json_pack("{s:o, s:o}", "call", cq_json_str(died.call[i]), "how", cq_json_str(died.how[i])));
 		problem(problems, "plugin", "%s %s; the call was skipped in a new run", choice.path,
 			died.how[i]);
 	}
@@ -166,14 +167,14 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 		json_decref(rec);
 	}
 	char *how = cq_isolate_describe(&r);
-	json_object_set_new(plugin, "run", json_pack("{s:s, s:f}", "ended", how ? how : "?",
+	json_object_set_new(plugin, "run", json_pack("{s:o, s:f}", "ended", cq_json_str(how ? how : "?"),
 						      "seconds", r.seconds));
 	if (!done)
 		problem(problems, "plugin", "%s %s; everything reported before that is shown",
 			choice.path, how ? how : "failed");
 	free(how);
 	if (r.output && *r.output)
-		json_object_set_new(plugin, "output", json_string(r.output));
+		json_object_set_new(plugin, "output", cq_json_str(r.output));
 	json_object_set_new(doc, "threads", threads);
 	json_object_set_new(doc, "parallel_regions", regions);
 	json_object_set_new(doc, "tasks", tasks);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corelib/text.h"
 #include "corelib/decode.h"
 #include "corelib/image.h"
 #include "corelib/isolate.h"
@@ -76,14 +77,14 @@ static bool calling(struct q *q, const char *fmt, ...)
 
 static json_t *rc_json(ompd_rc_t rc)
 {
-	return json_string(cq_ompd_rc_name(rc));
+	return cq_json_str(cq_ompd_rc_name(rc));
 }
 
 static json_t *addr_json(uint64_t v)
 {
 	char b[24];
 	snprintf(b, sizeof(b), "0x%" PRIx64, v);
-	return json_string(b);
+	return cq_json_str(b);
 }
 
 /* FACTS bug E: for 32-bit targets libompd sign-extends values of the target's width, so
@@ -107,9 +108,9 @@ static json_t *code_json(struct q *q, uint64_t a)
 	const char *flag = fix_address(q, &a);
 	json_object_set_new(o, "address", addr_json(a));
 	if (flag)
-		json_object_set_new(o, "flag", json_string(flag));
+		json_object_set_new(o, "flag", cq_json_str(flag));
 	char *s = cq_core_symbol_name(q->core, a, false);
-	json_object_set_new(o, "symbol", s ? json_string(s) : json_null());
+	json_object_set_new(o, "symbol", s ? cq_json_str(s) : json_null());
 	free(s);
 	return o;
 }
@@ -132,11 +133,11 @@ static json_t *icvs_json(struct q *q, void *handle, ompd_scope_t scope, const ch
 		bool has_str = src == ompd_rc_ok && str;
 		json_t *e;
 		if (rc == ompd_rc_ok && has_str)
-			e = json_pack("{s:I, s:s}", "value", (json_int_t)v, "string", str);
+			e = json_pack("{s:I, s:o}", "value", (json_int_t)v, "string", cq_json_str(str));
 		else if (rc == ompd_rc_ok)
 			e = json_integer(v);
 		else if (has_str)
-			e = json_string(str);
+			e = cq_json_str(str);
 		else
 			e = json_pack("{s:o}", "rc", rc_json(rc));
 		if (has_str)
@@ -198,7 +199,7 @@ static int task_ref(struct q *q, ompd_task_handle_t *task, const char *what, boo
 	}
 	int id = (int)q->ntasks;
 	json_t *rec = task_json(q, task, what);
-	json_object_set_new(rec, "record", json_string("task"));
+	json_object_set_new(rec, "record", cq_json_str("task"));
 	json_object_set_new(rec, "id", json_integer(id));
 	emit(q, rec);
 	if (q->ntasks < MAX_TASKS) {
@@ -219,7 +220,7 @@ static json_t *task_chain(struct q *q, ompd_task_handle_t *first,
 	bool cur_kept = true; /* first belongs to the caller */
 	const char *fn = next == q->api.ompd_get_generating_task_handle ?
 			 "ompd_get_generating_task_handle" : "ompd_get_scheduling_task_handle";
-	*rc_out = json_string("cut: longer than 32");
+	*rc_out = cq_json_str("cut: longer than 32");
 	for (int depth = 0; depth < MAX_CHAIN; depth++) {
 		char label[128];
 		snprintf(label, sizeof(label), "%s[%d]", what, depth);
@@ -271,13 +272,13 @@ static json_t *thread_id_json(struct q *q, ompd_thread_handle_t *th, const char 
 	for (size_t i = 0; i < q->core->nthreads; i++) {
 		if (q->pthreads[i] && q->pthreads[i] == swapped && cq_target_needs_bswap(q->core->target)) {
 			json_object_set_new(o, "tid", json_integer(q->core->threads[i].tid));
-			json_object_set_new(o, "flag", json_string(
+			json_object_set_new(o, "flag", cq_json_str(
 				"known plugin bug J: ompd_get_thread_id returned target-order bytes; coreq corrected them"));
 			return o;
 		}
 	}
 	json_object_set_new(o, "tid", json_null());
-	json_object_set_new(o, "flag", json_string("matches no thread of the core"));
+	json_object_set_new(o, "flag", cq_json_str("matches no thread of the core"));
 	return o;
 }
 
@@ -366,7 +367,7 @@ static json_t *state_name(json_t *states, ompd_word_t v)
 static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 {
 	json_t *o = json_object();
-	json_object_set_new(o, "record", json_string("thread"));
+	json_object_set_new(o, "record", cq_json_str("thread"));
 	json_object_set_new(o, "tid", json_integer(th->tid));
 	ompd_thread_handle_t *h;
 	uint64_t tid = (uint32_t)th->tid;
@@ -391,7 +392,7 @@ static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 							 "name", state_name(states, state),
 							 "wait_id", addr_json(w)));
 		if (flag)
-			json_object_set_new(json_object_get(o, "state"), "wait_id_flag", json_string(flag));
+			json_object_set_new(json_object_get(o, "state"), "wait_id_flag", cq_json_str(flag));
 	}
 	else
 		json_object_set_new(o, "state", json_pack("{s:n, s:o}", "value", "rc", rc_json(rc)));
@@ -431,7 +432,7 @@ static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 		if (id < 0) {
 			id = (int)q->nregions;
 			json_t *reg = parallel_json(q, par, label);
-			json_object_set_new(reg, "record", json_string("parallel"));
+			json_object_set_new(reg, "record", cq_json_str("parallel"));
 			json_object_set_new(reg, "id", json_integer(id));
 			emit(q, reg);
 			if (keep)
@@ -461,7 +462,7 @@ static json_t *states_json(struct q *q)
 			break;
 		char key[32];
 		snprintf(key, sizeof(key), "%lld", (long long)next);
-		json_object_set_new(names, key, json_string(name ? name : "?"));
+		json_object_set_new(names, key, cq_json_str(name ? name : "?"));
 		cur = next;
 	}
 	return json_pack("{s:o}", "names", names);
@@ -490,7 +491,7 @@ int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 	const char *why;
 	void *dl = cq_plugin_load_dlopen(job->load, &why);
 	if (!dl) {
-		emit(&q, json_pack("{s:s, s:s}", "record", "error", "message", why));
+		emit(&q, json_pack("{s:s, s:o}", "record", "error", "message", cq_json_str(why)));
 		emit(&q, json_pack("{s:s}", "record", "done"));
 		return 0;
 	}
@@ -502,7 +503,7 @@ int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 	} else {
 #define CQ_OMPD_LOAD(name)                                                                   \
 	if (!(q.api.name = (__typeof__(q.api.name))dlsym(dl, #name)))                        \
-		json_array_append_new(missing, json_string(#name));
+		json_array_append_new(missing, cq_json_str(#name));
 		CQ_OMPD_FUNCTIONS(CQ_OMPD_LOAD)
 #undef CQ_OMPD_LOAD
 	}
@@ -521,14 +522,14 @@ int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 	q.compare_task = (__typeof__(q.compare_task))dlsym(dl, "ompd_task_handle_compare");
 	const ompd_callbacks_t *cb = cq_ompd_callbacks(q.core, &stats);
 	json_t *plugin = json_object();
-	json_object_set_new(plugin, "record", json_string("plugin"));
-	json_object_set_new(plugin, "abi", json_string(abi));
+	json_object_set_new(plugin, "record", cq_json_str("plugin"));
+	json_object_set_new(plugin, "abi", cq_json_str(abi));
 	ompd_word_t api;
 	const char *vs = NULL;
 	json_object_set_new(plugin, "api_version", CALL(&q, q.api.ompd_get_api_version(&api), "ompd_get_api_version") == ompd_rc_ok ?
 			    json_integer(api) : json_null());
 	json_object_set_new(plugin, "version_string",
-			    CALL(&q, q.api.ompd_get_version_string(&vs), "ompd_get_version_string") == ompd_rc_ok && vs ? json_string(vs) : json_null());
+			    CALL(&q, q.api.ompd_get_version_string(&vs), "ompd_get_version_string") == ompd_rc_ok && vs ? cq_json_str(vs) : json_null());
 	json_int_t got = json_integer_value(json_object_get(plugin, "api_version"));
 	if (q.tr ? got < CQ_OMPD_TR_VERSION_MIN || got > CQ_OMPD_TR_VERSION_MAX :
 		   got != CQ_OMPD_API_VERSION) {
@@ -550,12 +551,12 @@ int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 
 	rc = CALL(&q, q.api.ompd_process_initialize(cq_ompd_aspace_context(), &q.ah), "ompd_process_initialize");
 	json_t *proc = json_object();
-	json_object_set_new(proc, "record", json_string("process"));
+	json_object_set_new(proc, "record", cq_json_str("process"));
 	json_object_set_new(proc, "initialize_rc", rc_json(rc));
 	if (rc != ompd_rc_ok) {
 		json_t *m = json_array();
 		for (unsigned i = 0; i < stats.nmissing; i++)
-			json_array_append_new(m, json_string(stats.missing[i]));
+			json_array_append_new(m, cq_json_str(stats.missing[i]));
 		json_object_set_new(proc, "missing_symbols", m);
 		emit(&q, proc);
 		emit(&q, json_pack("{s:s}", "record", "done"));
@@ -566,7 +567,7 @@ int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 	json_object_set_new(proc, "omp_version", CALL(&q, q.api.ompd_get_omp_version(q.ah, &ver), "ompd_get_omp_version") == ompd_rc_ok ?
 			    json_integer(ver) : json_null());
 	rc = CALL(&q, q.api.ompd_get_omp_version_string(q.ah, &vstr), "ompd_get_omp_version_string");
-	json_object_set_new(proc, "omp_version_string", rc == ompd_rc_ok && vstr ? json_string(vstr) : json_null());
+	json_object_set_new(proc, "omp_version_string", rc == ompd_rc_ok && vstr ? cq_json_str(vstr) : json_null());
 	json_t *states = states_json(&q);
 	json_object_set_new(proc, "states", json_incref(states));
 	enumerate_icvs(&q);
@@ -575,7 +576,7 @@ int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 	rc = CALL(&q, q.api.ompd_get_display_control_vars(q.ah, &dcv), "ompd_get_display_control_vars");
 	json_t *d = json_array();
 	for (size_t i = 0; rc == ompd_rc_ok && dcv && dcv[i] && i < 1024; i++)
-		json_array_append_new(d, json_string(dcv[i]));
+		json_array_append_new(d, cq_json_str(dcv[i]));
 	json_object_set_new(proc, "display_control_vars", rc == ompd_rc_ok ? d : json_null());
 	if (rc != ompd_rc_ok) {
 		json_decref(d);
@@ -601,7 +602,7 @@ int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 
 	json_t *m = json_array();
 	for (unsigned i = 0; i < stats.nmissing; i++)
-		json_array_append_new(m, json_string(stats.missing[i]));
+		json_array_append_new(m, cq_json_str(stats.missing[i]));
 	emit(&q, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "record", "callbacks",
 			   "reads", (json_int_t)stats.reads, "read_faults", (json_int_t)stats.read_faults,
 			   "lookups", (json_int_t)stats.lookups, "lookup_misses", (json_int_t)stats.lookup_misses,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corelib/text.h"
 #include "corelib/decode.h"
 #include "tr.h"
 
@@ -392,7 +393,7 @@ void cq__ompd_tr_bind(void *dl, struct cq_core *c, struct cq_ompd_stats *s,
 #define CQ_TR_LOAD(name, args)                                                               \
 	tr.name = (ompd_rc_t(*) args)dlsym(dl, #name);                                       \
 	if (!tr.name && !optional(#name))                                                    \
-		json_array_append_new(missing, json_string(#name));
+		json_array_append_new(missing, cq_json_str(#name));
 	CQ_OMPD_TR_FUNCTIONS(CQ_TR_LOAD)
 #undef CQ_TR_LOAD
 	*api = (struct cq_ompd_api){

@@ -14,6 +14,7 @@
 
 #include "corelib/core.h"
 #include "corelib/image.h"
+#include "corelib/text.h"
 #include "ompd/host.h"
 #include "mqd/host.h"
 
@@ -51,6 +52,14 @@ struct cq_cli {
 };
 
 typedef int (*cq_command_fn)(struct cq_cli *cli);
+
+/**
+ * @p s escaped for a text report or a terminal (corelib/text.h: controls, newlines,
+ * invalid UTF-8 shown as escapes), for printf's %s. The result stays valid for the next
+ * 15 calls (the CLI prints a line at a time, single-threaded); "(null)" never appears: NULL
+ * gives "-".
+ */
+const char *cq_esc(const char *s);
 
 int cq_cmd_info(struct cq_cli *cli);
 int cq_cmd_threads(struct cq_cli *cli);

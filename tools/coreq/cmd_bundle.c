@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "corelib/text.h"
 #include "cli.h"
 #include "corelib/bundle.h"
 
@@ -24,9 +25,9 @@ int cq_cmd_bundle(struct cq_cli *cli)
 		return cq_fail(err);
 	}
 	json_t *doc = json_object();
-	json_object_set_new(doc, "schema", json_string("coreq-bundle/1"));
-	json_object_set_new(doc, "core", json_string(core->file->path));
-	json_object_set_new(doc, "bundle", json_string(cli->output));
+	json_object_set_new(doc, "schema", cq_json_str("coreq-bundle/1"));
+	json_object_set_new(doc, "core", cq_json_str(core->file->path));
+	json_object_set_new(doc, "bundle", cq_json_str(cli->output));
 	json_object_set_new(doc, "images", json_integer((json_int_t)st.images));
 	json_object_set_new(doc, "symbols", json_integer((json_int_t)st.symbols));
 	json_object_set_new(doc, "type_donors", json_integer((json_int_t)st.donors));

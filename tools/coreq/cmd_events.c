@@ -7,9 +7,11 @@
 #include "cli.h"
 #include "events/events.h"
 
+/* A string of the document, escaped for the terminal (cq_esc), or NULL. */
 static const char *str(json_t *o, const char *k)
 {
-	return json_string_value(json_object_get(o, k));
+	const char *v = json_string_value(json_object_get(o, k));
+	return v ? cq_esc(v) : NULL;
 }
 
 void cq_events_print_thread(json_t *ring, const char *indent)
@@ -20,7 +22,7 @@ void cq_events_print_thread(json_t *ring, const char *indent)
 		json_t *k = json_object_get(e, "kind"), *code = json_object_get(e, "code");
 		char kind[32];
 		if (json_is_string(k))
-			snprintf(kind, sizeof(kind), "%s", json_string_value(k));
+			snprintf(kind, sizeof(kind), "%s", cq_esc(json_string_value(k)));
 		else
 			snprintf(kind, sizeof(kind), "kind %lld", (long long)json_integer_value(k));
 		printf("%s#%-6lld +%.6f s  %-22s %-6s a=%s b=%s c=%s d=%s  %s%s%s\n", indent,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corelib/text.h"
 #include "cli.h"
 #include "corelib/decode.h"
 
@@ -16,7 +17,7 @@ static json_t *thread_json(struct cq_core *core, struct cq_thread *th, bool regs
 	json_object_set_new(o, "signal", json_integer(th->signal));
 	json_object_set_new(o, "pc", cq_json_addr(th->pc));
 	char *where = cq_core_symbol_name(core, th->pc, true);
-	json_object_set_new(o, "pc_symbol", where ? json_string(where) : json_null());
+	json_object_set_new(o, "pc_symbol", where ? cq_json_str(where) : json_null());
 	free(where);
 	json_object_set_new(o, "sp", cq_json_addr(th->sp));
 	json_object_set_new(o, "tp", th->has_tp ? cq_json_addr(th->tp) : json_null());
@@ -34,24 +35,24 @@ static json_t *thread_json(struct cq_core *core, struct cq_thread *th, bool regs
 static json_t *image_json(struct cq_image *img)
 {
 	json_t *o = json_object();
-	json_object_set_new(o, "name", json_string(img->name));
-	json_object_set_new(o, "kind", json_string(img->is_exe ? "executable" :
+	json_object_set_new(o, "name", cq_json_str(img->name));
+	json_object_set_new(o, "kind", cq_json_str(img->is_exe ? "executable" :
 						   img->status == CQ_IMAGE_VIRTUAL ? "vdso" : "library"));
 	json_object_set_new(o, "bias", img->bias_known ? cq_json_addr(img->bias) : json_null());
 	json_object_set_new(o, "start", img->end ? cq_json_addr(img->start) : json_null());
 	json_object_set_new(o, "end", img->end ? cq_json_addr(img->end) : json_null());
 	char *bid = img->build_id_len ? cq_hex_string(img->build_id, img->build_id_len) : NULL;
-	json_object_set_new(o, "build_id", bid ? json_string(bid) : json_null());
+	json_object_set_new(o, "build_id", bid ? cq_json_str(bid) : json_null());
 	free(bid);
-	json_object_set_new(o, "status", json_string(cq_image_status_name(img->status)));
-	json_object_set_new(o, "file", img->found_path ? json_string(img->found_path) : json_null());
-	json_object_set_new(o, "symbols", json_string(!img->elf ? "none" :
+	json_object_set_new(o, "status", cq_json_str(cq_image_status_name(img->status)));
+	json_object_set_new(o, "file", img->found_path ? cq_json_str(img->found_path) : json_null());
+	json_object_set_new(o, "symbols", cq_json_str(!img->elf ? "none" :
 		img->status == CQ_IMAGE_BUNDLED ? "bundle" :
 		img->debug ? "separate-debug-file" : img->elf->has_symtab ? "symtab" : "dynsym-only"));
-	json_object_set_new(o, "debug_file", img->debug_path ? json_string(img->debug_path) : json_null());
+	json_object_set_new(o, "debug_file", img->debug_path ? cq_json_str(img->debug_path) : json_null());
 	json_object_set_new(o, "sources", json_pack("{s:b, s:b}", "link_map", img->from_link_map,
 						    "nt_file", img->from_file_note));
-	json_object_set_new(o, "problem", img->problem ? json_string(img->problem) : json_null());
+	json_object_set_new(o, "problem", img->problem ? cq_json_str(img->problem) : json_null());
 	return o;
 }
 
@@ -95,7 +96,7 @@ static json_t *auxv_json(const struct cq_core *core)
 	for (size_t i = 0; i < core->nauxv; i++) {
 		const char *n = auxv_name(core->auxv[i][0]);
 		json_array_append_new(a, json_pack("{s:I, s:o, s:o}", "type", (json_int_t)core->auxv[i][0],
-						   "name", n ? json_string(n) : json_null(),
+						   "name", n ? cq_json_str(n) : json_null(),
 						   "value", cq_json_addr(core->auxv[i][1])));
 	}
 	return a;
@@ -120,22 +121,22 @@ static json_t *abi_json(const struct cq_target *t)
 static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_images, bool regs)
 {
 	json_t *doc = json_object();
-	json_object_set_new(doc, "schema", json_string(with_images ? "coreq-info/1" : "coreq-threads/1"));
-	json_object_set_new(doc, "core", json_string(core->file->path));
+	json_object_set_new(doc, "schema", cq_json_str(with_images ? "coreq-info/1" : "coreq-threads/1"));
+	json_object_set_new(doc, "core", cq_json_str(core->file->path));
 	json_object_set_new(doc, "compressed", json_boolean(core->file->compressed));
 	const struct cq_target *t = core->target;
-	json_object_set_new(doc, "arch", json_string(t->name));
+	json_object_set_new(doc, "arch", cq_json_str(t->name));
 	json_object_set_new(doc, "bits", json_integer(cq_target_ptr_size(t) * 8));
-	json_object_set_new(doc, "byte_order", json_string(t->little_endian ? "little" : "big"));
+	json_object_set_new(doc, "byte_order", cq_json_str(t->little_endian ? "little" : "big"));
 	if (with_images)
 		json_object_set_new(doc, "abi", abi_json(t));
-	json_object_set_new(doc, "bfd_target", core->bfd_target ? json_string(core->bfd_target) : json_null());
-	json_object_set_new(doc, "bfd_arch", core->bfd_arch ? json_string(core->bfd_arch) : json_null());
+	json_object_set_new(doc, "bfd_target", core->bfd_target ? cq_json_str(core->bfd_target) : json_null());
+	json_object_set_new(doc, "bfd_arch", core->bfd_arch ? cq_json_str(core->bfd_arch) : json_null());
 	if (core->has_psinfo) {
 		json_object_set_new(doc, "pid", json_integer(core->pid));
 		json_object_set_new(doc, "ppid", json_integer(core->ppid));
-		json_object_set_new(doc, "command", json_string(core->fname));
-		json_object_set_new(doc, "args", json_string(core->psargs));
+		json_object_set_new(doc, "command", cq_json_str(core->fname));
+		json_object_set_new(doc, "args", cq_json_str(core->psargs));
 	} else {
 		json_object_set_new(doc, "pid", json_null());
 		json_object_set_new(doc, "ppid", json_null());
@@ -145,8 +146,8 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	json_t *sig = json_object();
 	json_object_set_new(sig, "number", json_integer(core->signal));
 	const char *sn = cq_signal_name(core->signal);
-	json_object_set_new(sig, "name", sn ? json_string(sn) : json_null());
-	json_object_set_new(sig, "source", json_string(core->has_siginfo ? "NT_SIGINFO" : "NT_PRSTATUS"));
+	json_object_set_new(sig, "name", sn ? cq_json_str(sn) : json_null());
+	json_object_set_new(sig, "source", cq_json_str(core->has_siginfo ? "NT_SIGINFO" : "NT_PRSTATUS"));
 	if (core->has_siginfo) {
 		json_object_set_new(sig, "code", json_integer(core->si_code));
 		json_object_set_new(sig, "address", cq_json_addr(core->si_addr));
@@ -166,7 +167,7 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	if (with_images) {
 		json_object_set_new(doc, "auxv", auxv_json(core));
 		json_object_set_new(doc, "images_source",
-				    json_string(core->images_source ? core->images_source : "none"));
+				    cq_json_str(core->images_source ? core->images_source : "none"));
 		json_t *images = json_array();
 		for (size_t i = 0; i < core->nimages; i++)
 			json_array_append_new(images, image_json(&core->images[i]));
@@ -180,7 +181,7 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 static const char *jstr(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
-	return json_is_string(v) ? json_string_value(v) : "-";
+	return json_is_string(v) ? cq_esc(json_string_value(v)) : "-";
 }
 
 static void print_threads_text(json_t *doc, bool regs)

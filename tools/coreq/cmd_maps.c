@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "corelib/text.h"
 #include "cli.h"
 
 int cq_cmd_maps(struct cq_cli *cli)
@@ -19,8 +20,8 @@ int cq_cmd_maps(struct cq_cli *cli)
 		cq_error_destroy(err);
 	}
 	json_t *doc = json_object(), *segs = json_array();
-	json_object_set_new(doc, "schema", json_string("coreq-maps/1"));
-	json_object_set_new(doc, "core", json_string(core->file->path));
+	json_object_set_new(doc, "schema", cq_json_str("coreq-maps/1"));
+	json_object_set_new(doc, "core", cq_json_str(core->file->path));
 	for (size_t i = 0; i < core->nsegments; i++) {
 		const struct cq_segment *s = &core->segments[i];
 		char perm[4] = {s->flags & PF_R ? 'r' : '-', s->flags & PF_W ? 'w' : '-',
@@ -28,7 +29,7 @@ int cq_cmd_maps(struct cq_cli *cli)
 		json_t *o = json_object();
 		json_object_set_new(o, "start", cq_json_addr(s->vaddr));
 		json_object_set_new(o, "end", cq_json_addr(s->vaddr + s->memsz));
-		json_object_set_new(o, "perm", json_string(perm));
+		json_object_set_new(o, "perm", cq_json_str(perm));
 		json_object_set_new(o, "core_offset", cq_json_addr(s->offset));
 		/* Bytes the core really has: a truncated core lacks the end of p_filesz. */
 		uint64_t have = s->offset >= core->file_end ? 0 :
@@ -45,8 +46,8 @@ int cq_cmd_maps(struct cq_cli *cli)
 			source = ms == CQ_MEM_FILE ? (have ? "core+file" : "file") :
 				 (have ? "core+unavailable" : "unavailable");
 		}
-		json_object_set_new(o, "source", json_string(source));
-		json_object_set_new(o, "file", path ? json_string(path) : json_null());
+		json_object_set_new(o, "source", cq_json_str(source));
+		json_object_set_new(o, "file", path ? cq_json_str(path) : json_null());
 		const char *mapped = NULL;
 		for (size_t k = 0; k < core->nfile_maps; k++)
 			if (core->file_maps[k].start <= s->vaddr && s->vaddr < core->file_maps[k].end)
@@ -55,7 +56,7 @@ int cq_cmd_maps(struct cq_cli *cli)
 			struct cq_image *img = cq_core_image_at(core, s->vaddr);
 			mapped = img ? img->name : NULL;
 		}
-		json_object_set_new(o, "mapping", mapped ? json_string(mapped) : json_null());
+		json_object_set_new(o, "mapping", mapped ? cq_json_str(mapped) : json_null());
 		json_array_append_new(segs, o);
 	}
 	json_object_set_new(doc, "segments", segs);
@@ -71,12 +72,12 @@ int cq_cmd_maps(struct cq_cli *cli)
 		json_array_foreach(segs, i, o) {
 			json_t *m = json_object_get(o, "mapping");
 			printf("%-18s %-18s %-4s %-12lld %-17s %s\n",
-			       json_string_value(json_object_get(o, "start")),
-			       json_string_value(json_object_get(o, "end")),
-			       json_string_value(json_object_get(o, "perm")),
+			       cq_esc(json_string_value(json_object_get(o, "start"))),
+			       cq_esc(json_string_value(json_object_get(o, "end"))),
+			       cq_esc(json_string_value(json_object_get(o, "perm"))),
 			       (long long)json_integer_value(json_object_get(o, "core_bytes")),
-			       json_string_value(json_object_get(o, "source")),
-			       json_is_string(m) ? json_string_value(m) : "");
+			       cq_esc(json_string_value(json_object_get(o, "source"))),
+			       json_is_string(m) ? cq_esc(json_string_value(m)) : "");
 		}
 		json_decref(doc);
 		cq_text_problems(core);

@@ -19,9 +19,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* A string of the document, escaped for the terminal (cq_esc), or NULL. */
 static const char *str(json_t *o, const char *k)
 {
-	return json_string_value(json_object_get(o, k));
+	const char *v = json_string_value(json_object_get(o, k));
+	return v ? cq_esc(v) : NULL;
 }
 
 /* "3", "any" */
@@ -30,7 +32,7 @@ static void print_rank(json_t *v)
 	if (json_is_integer(v))
 		printf("%lld", (long long)json_integer_value(v));
 	else
-		printf("%s", json_is_string(v) ? json_string_value(v) : "?");
+		printf("%s", json_is_string(v) ? cq_esc(json_string_value(v)) : "?");
 }
 
 static void print_queue(const char *label, json_t *q)
@@ -66,10 +68,10 @@ static void print_queue(const char *label, json_t *q)
 		json_t *e;
 		size_t k;
 		json_array_foreach(json_object_get(op, "extra"), k, e)
-			printf(" [%s]", json_string_value(e));
+			printf(" [%s]", cq_esc(json_string_value(e)));
 		printf("\n");
 		json_array_foreach(json_object_get(op, "flags"), k, e)
-			printf("      flag: %s\n", json_string_value(e));
+			printf("      flag: %s\n", cq_esc(json_string_value(e)));
 	}
 	if (str(q, "cut"))
 		printf("    %s\n", str(q, "cut"));
@@ -126,8 +128,8 @@ static json_t *rank_doc(struct cq_cli *cli, const char *path)
 		cq_core_close(core);
 	}
 	if (err) {
-		doc = json_pack("{s:s, s:s, s:s}", "schema", "coreq-mqd/1", "core", path, "error",
-				err->message ? err->message : "failed");
+		doc = json_pack("{s:s, s:o, s:o}", "schema", "coreq-mqd/1", "core", cq_json_str(path), "error",
+				cq_json_str(err->message ? err->message : "failed"));
 		cq_error_destroy(err);
 	}
 	return doc;
@@ -228,8 +230,8 @@ static json_t *per_rank(struct cq_cli *cli, char **inputs, int n, int workers)
 			doc = load_doc(inputs[i], &why);
 			if (!doc || strcmp(json_string_value(json_object_get(doc, "schema")) ?: "", "coreq-mqd/1")) {
 				json_decref(doc);
-				doc = json_pack("{s:s, s:s, s:s}", "schema", "coreq-mqd/1", "core", inputs[i],
-						"error", why ? why : "not a coreq-mqd/1 document (made by coreq mqd --json CORE)");
+				doc = json_pack("{s:s, s:o, s:o}", "schema", "coreq-mqd/1", "core", cq_json_str(inputs[i]),
+						"error", cq_json_str(why ? why : "not a coreq-mqd/1 document (made by coreq mqd --json CORE)"));
 			}
 			free(why);
 		} else {
@@ -237,7 +239,7 @@ static json_t *per_rank(struct cq_cli *cli, char **inputs, int n, int workers)
 			doc = json_load_file(path, 0, &jerr);
 			unlink(path);
 			if (!doc)
-				doc = json_pack("{s:s, s:s, s:s}", "schema", "coreq-mqd/1", "core", inputs[i],
+				doc = json_pack("{s:s, s:o, s:s}", "schema", "coreq-mqd/1", "core", cq_json_str(inputs[i]),
 						"error", "the worker analyzing this core died");
 		}
 		json_array_append_new(docs, doc);
@@ -388,7 +390,7 @@ static int write_graph(struct cq_cli *cli, json_t *job, const char *dot, const c
 		int grc = CQ_EXIT_OK;
 		if (err) {
 			grc = err->code == CQ_ERR_USAGE ? CQ_EXIT_USAGE : CQ_EXIT_IO;
-			fprintf(stderr, "coreq: %s\n", err->message);
+			fprintf(stderr, "coreq: %s\n", cq_esc(err->message));
 			cq_error_destroy(err);
 		} else {
 			if (g) {
@@ -410,7 +412,7 @@ static int write_graph(struct cq_cli *cli, json_t *job, const char *dot, const c
 			}
 			if (grc == CQ_EXIT_OK) {
 				if ((err = cq_output_commit(&out))) {
-					fprintf(stderr, "coreq: %s\n", err->message);
+					fprintf(stderr, "coreq: %s\n", cq_esc(err->message));
 					cq_error_destroy(err);
 					grc = CQ_EXIT_IO;
 				}

@@ -10,7 +10,7 @@
 static const char *str(json_t *o, const char *k)
 {
 	json_t *v = json_object_get(o, k);
-	return json_is_string(v) ? json_string_value(v) : NULL;
+	return json_is_string(v) ? cq_esc(json_string_value(v)) : NULL; /* escaped for the terminal */
 }
 
 static const char *sym_or_addr(json_t *code)
@@ -30,7 +30,7 @@ static void print_icvs(const char *indent, json_t *icvs)
 		if (json_is_integer(v))
 			printf("%lld\n", (long long)json_integer_value(v));
 		else if (json_is_string(v))
-			printf("\"%s\"\n", json_string_value(v));
+			printf("\"%s\"\n", cq_esc(json_string_value(v)));
 		else if (json_object_get(v, "rc"))
 			printf("(%s)\n", str(v, "rc"));
 		else
@@ -78,7 +78,7 @@ static void print_text(json_t *doc)
 			size_t i;
 			json_t *s;
 			json_array_foreach(dcv, i, s)
-				printf("  %s\n", json_string_value(s));
+				printf("  %s\n", cq_esc(json_string_value(s)));
 		}
 	}
 	printf("threads:  %lld OpenMP of %zu\n",
@@ -159,8 +159,8 @@ static void merge_events(json_t *doc, json_t *events, struct cq_error *err)
 {
 	if (err) {
 		if (err->code != CQ_ERR_NOT_FOUND)
-			json_array_append_new(json_object_get(doc, "problems"), json_pack("{s:s, s:s}",
-				"item", "recorder", "message", err->message ? err->message : "unreadable"));
+			json_array_append_new(json_object_get(doc, "problems"), json_pack("{s:s, s:o}",
+				"item", "recorder", "message", cq_json_str(err->message ? err->message : "unreadable")));
 		cq_error_destroy(err);
 		return;
 	}
@@ -202,8 +202,8 @@ int cq_cmd_ompd(struct cq_cli *cli)
 	/* The core's own problems (missing libraries...) belong to the answer too. */
 	json_t *problems = json_object_get(doc, "problems");
 	for (size_t i = 0; i < core->nproblems; i++)
-		json_array_append_new(problems, json_pack("{s:s, s:s}", "item", core->problems[i].item,
-							  "message", core->problems[i].message));
+		json_array_append_new(problems, json_pack("{s:o, s:o}", "item", cq_json_str(core->problems[i].item),
+							  "message", cq_json_str(core->problems[i].message)));
 	rc = json_array_size(problems) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 	if (rc)
 		fprintf(stderr, "coreq: analysis incomplete: %zu problem(s), listed in the output\n",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corelib/text.h"
 #include "cli.h"
 #include "corelib/decode.h"
 #include "corelib/types.h"
@@ -69,12 +70,12 @@ static int finish(struct cq_cli *cli, struct cq_core *core, json_t *doc, void (*
 static void sym_text(json_t *d)
 {
 	json_t *v = json_object_get(d, "value");
-	printf("%s = %s in %s (size %lld, %s)%s%s\n", json_string_value(json_object_get(d, "name")),
-	       json_string_value(json_object_get(d, "address")),
-	       json_string_value(json_object_get(d, "image")),
+	printf("%s = %s in %s (size %lld, %s)%s%s\n", cq_esc(json_string_value(json_object_get(d, "name"))),
+	       cq_esc(json_string_value(json_object_get(d, "address"))),
+	       cq_esc(json_string_value(json_object_get(d, "image"))),
 	       (long long)json_integer_value(json_object_get(d, "size")),
-	       json_string_value(json_object_get(d, "type")), json_is_string(v) ? ", value " : "",
-	       json_is_string(v) ? json_string_value(v) : "");
+	       cq_esc(json_string_value(json_object_get(d, "type"))), json_is_string(v) ? ", value " : "",
+	       json_is_string(v) ? cq_esc(json_string_value(v)) : "");
 }
 
 static const char *sym_type(uint8_t t)
@@ -103,15 +104,15 @@ int cq_cmd_sym(struct cq_cli *cli)
 		return rc ? rc : cq_fail(err);
 	}
 	json_t *doc = json_object();
-	json_object_set_new(doc, "schema", json_string("coreq-sym/1"));
-	json_object_set_new(doc, "name", json_string(cli->args[1]));
-	json_object_set_new(doc, "image", json_string(ref.image->name));
+	json_object_set_new(doc, "schema", cq_json_str("coreq-sym/1"));
+	json_object_set_new(doc, "name", cq_json_str(cli->args[1]));
+	json_object_set_new(doc, "image", cq_json_str(ref.image->name));
 	json_object_set_new(doc, ref.is_tls ? "tls_offset" : "address", cq_json_addr(ref.address));
 	if (ref.is_tls)
-		json_object_set_new(doc, "address", json_string("thread-local: use coreq tls"));
+		json_object_set_new(doc, "address", cq_json_str("thread-local: use coreq tls"));
 	json_object_set_new(doc, "size", json_integer((json_int_t)ref.sym->size));
-	json_object_set_new(doc, "type", json_string(sym_type(ref.sym->type)));
-	json_object_set_new(doc, "table", json_string(ref.sym->dynamic ? ".dynsym" : ".symtab"));
+	json_object_set_new(doc, "type", cq_json_str(sym_type(ref.sym->type)));
+	json_object_set_new(doc, "table", cq_json_str(ref.sym->dynamic ? ".dynsym" : ".symtab"));
 	json_object_set_new(doc, "value", ref.is_tls || ref.sym->type == STT_FUNC ? json_null() :
 				value_json(core, ref.address, ref.sym->size));
 	return finish(cli, core, doc, sym_text);
@@ -120,10 +121,10 @@ int cq_cmd_sym(struct cq_cli *cli)
 static void addr_text(json_t *d)
 {
 	json_t *s = json_object_get(d, "symbol"), *i = json_object_get(d, "image");
-	printf("%s: %s in %s (bytes from %s)\n", json_string_value(json_object_get(d, "address")),
-	       json_is_string(s) ? json_string_value(s) : "??",
-	       json_is_string(i) ? json_string_value(i) : "no image",
-	       json_string_value(json_object_get(d, "source")));
+	printf("%s: %s in %s (bytes from %s)\n", cq_esc(json_string_value(json_object_get(d, "address"))),
+	       json_is_string(s) ? cq_esc(json_string_value(s)) : "??",
+	       json_is_string(i) ? cq_esc(json_string_value(i)) : "no image",
+	       cq_esc(json_string_value(json_object_get(d, "source"))));
 }
 
 int cq_cmd_addr(struct cq_cli *cli)
@@ -147,15 +148,15 @@ int cq_cmd_addr(struct cq_cli *cli)
 	const char *path = NULL;
 	enum cq_mem_source src = cq_core_mem_source(core, addr, &path);
 	json_t *doc = json_object();
-	json_object_set_new(doc, "schema", json_string("coreq-addr/1"));
+	json_object_set_new(doc, "schema", cq_json_str("coreq-addr/1"));
 	json_object_set_new(doc, "address", cq_json_addr(addr));
-	json_object_set_new(doc, "image", ref.image ? json_string(ref.image->name) : json_null());
+	json_object_set_new(doc, "image", ref.image ? cq_json_str(ref.image->name) : json_null());
 	char *s = cq_core_symbol_name(core, addr, true);
-	json_object_set_new(doc, "symbol", s ? json_string(s) : json_null());
+	json_object_set_new(doc, "symbol", s ? cq_json_str(s) : json_null());
 	free(s);
-	json_object_set_new(doc, "source", json_string(src == CQ_MEM_CORE ? "core" :
+	json_object_set_new(doc, "source", cq_json_str(src == CQ_MEM_CORE ? "core" :
 						       src == CQ_MEM_FILE ? "file" : "unavailable"));
-	json_object_set_new(doc, "file", path ? json_string(path) : json_null());
+	json_object_set_new(doc, "file", path ? cq_json_str(path) : json_null());
 	return finish(cli, core, doc, addr_text);
 }
 
@@ -163,8 +164,8 @@ static void read_text(json_t *d)
 {
 	json_t *str = json_object_get(d, "string");
 	if (json_is_string(str)) {
-		printf("%s: \"%s\"\n", json_string_value(json_object_get(d, "address")),
-		       json_string_value(str));
+		printf("%s: \"%s\"\n", cq_esc(json_string_value(json_object_get(d, "address"))),
+		       cq_esc(json_string_value(str)));
 		return;
 	}
 	json_t *vals = json_object_get(d, "values");
@@ -172,7 +173,7 @@ static void read_text(json_t *d)
 		size_t i;
 		json_t *v;
 		json_array_foreach(vals, i, v)
-			printf("%s%s", i % 4 ? " " : (i ? "\n" : ""), json_string_value(v));
+			printf("%s%s", i % 4 ? " " : (i ? "\n" : ""), cq_esc(json_string_value(v)));
 		printf("\n");
 		return;
 	}
@@ -219,7 +220,7 @@ int cq_cmd_read(struct cq_cli *cli)
 		return CQ_EXIT_USAGE;
 	}
 	json_t *doc = json_object();
-	json_object_set_new(doc, "schema", json_string("coreq-read/1"));
+	json_object_set_new(doc, "schema", cq_json_str("coreq-read/1"));
 	json_object_set_new(doc, "address", cq_json_addr(addr));
 	struct cq_error *err = NULL;
 	if (!strcmp(as, "str")) {
@@ -253,7 +254,7 @@ int cq_cmd_read(struct cq_cli *cli)
 				else {
 					for (uint64_t k = 0; k < len; k++)
 						sprintf(hex + 2 * k, "%02x", buf[k]);
-					json_object_set_new(doc, "bytes", json_string(hex));
+					json_object_set_new(doc, "bytes", cq_json_str(hex));
 					free(hex);
 				}
 			}
@@ -276,9 +277,9 @@ static void tls_text(json_t *d)
 		json_t *a = json_object_get(t, "address"), *v = json_object_get(t, "value");
 		json_t *e = json_object_get(t, "error");
 		printf("thread %lld: %s%s%s%s\n", (long long)json_integer_value(json_object_get(t, "tid")),
-		       json_is_string(a) ? json_string_value(a) : "unavailable",
-		       json_is_string(v) ? " = " : "", json_is_string(v) ? json_string_value(v) : "",
-		       json_is_string(e) ? json_string_value(e) : "");
+		       json_is_string(a) ? cq_esc(json_string_value(a)) : "unavailable",
+		       json_is_string(v) ? " = " : "", json_is_string(v) ? cq_esc(json_string_value(v)) : "",
+		       json_is_string(e) ? cq_esc(json_string_value(e)) : "");
 	}
 }
 
@@ -307,9 +308,9 @@ int cq_cmd_tls(struct cq_cli *cli)
 		return CQ_EXIT_QUERY;
 	}
 	json_t *doc = json_object(), *threads = json_array();
-	json_object_set_new(doc, "schema", json_string("coreq-tls/1"));
-	json_object_set_new(doc, "name", json_string(cli->args[1]));
-	json_object_set_new(doc, "image", json_string(ref.image->name));
+	json_object_set_new(doc, "schema", cq_json_str("coreq-tls/1"));
+	json_object_set_new(doc, "name", cq_json_str(cli->args[1]));
+	json_object_set_new(doc, "image", cq_json_str(ref.image->name));
 	json_object_set_new(doc, "size", json_integer((json_int_t)ref.sym->size));
 	int failed = 0;
 	for (size_t i = 0; i < core->nthreads; i++) {
@@ -323,7 +324,7 @@ int cq_cmd_tls(struct cq_cli *cli)
 		if (err) {
 			json_object_set_new(o, "address", json_null());
 			json_object_set_new(o, "value", json_null());
-			json_object_set_new(o, "error", json_string(err->message));
+			json_object_set_new(o, "error", cq_json_str(err->message));
 			cq_error_destroy(err);
 			failed++;
 		} else {
@@ -341,9 +342,9 @@ int cq_cmd_tls(struct cq_cli *cli)
 
 static void type_text(json_t *d)
 {
-	printf("%s: %lld bytes, from %s\n", json_string_value(json_object_get(d, "name")),
+	printf("%s: %lld bytes, from %s\n", cq_esc(json_string_value(json_object_get(d, "name"))),
 	       (long long)json_integer_value(json_object_get(d, "size")),
-	       json_string_value(json_object_get(d, "file")));
+	       cq_esc(json_string_value(json_object_get(d, "file"))));
 	const char *k;
 	json_t *v;
 	json_object_foreach(json_object_get(d, "fields"), k, v) {
@@ -371,9 +372,9 @@ int cq_cmd_type(struct cq_cli *cli)
 		return cq_fail(err);
 	}
 	json_t *doc = json_object();
-	json_object_set_new(doc, "schema", json_string("coreq-type/1"));
-	json_object_set_new(doc, "name", json_string(cli->args[1]));
-	json_object_set_new(doc, "file", json_string(cq_type_file(t)));
+	json_object_set_new(doc, "schema", cq_json_str("coreq-type/1"));
+	json_object_set_new(doc, "name", cq_json_str(cli->args[1]));
+	json_object_set_new(doc, "file", cq_json_str(cq_type_file(t)));
 	int64_t size = cq_type_size(t);
 	json_object_set_new(doc, "size", size >= 0 ? json_integer(size) : json_null());
 	json_t *fields = json_object();

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corelib/text.h"
 #include "cli.h"
 
 int cq_exit_for(const struct cq_error *err)
@@ -30,7 +31,7 @@ int cq_exit_for(const struct cq_error *err)
 int cq_fail(struct cq_error *err)
 {
 	int rc = cq_exit_for(err);
-	fprintf(stderr, "coreq: %s\n", err->message);
+	fprintf(stderr, "coreq: %s\n", cq_esc(err->message));
 	cq_error_destroy(err);
 	return rc;
 }
@@ -57,7 +58,7 @@ json_t *cq_json_addr(uint64_t v)
 {
 	char buf[24];
 	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	return json_string(buf);
+	return cq_json_str(buf);
 }
 
 bool cq_parse_u64(const char *s, uint64_t *ret)
@@ -78,8 +79,8 @@ json_t *cq_json_problems(const struct cq_core *core)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < core->nproblems; i++)
-		json_array_append_new(a, json_pack("{s:s, s:s}", "item", core->problems[i].item,
-						   "message", core->problems[i].message));
+		json_array_append_new(a, json_pack("{s:o, s:o}", "item", cq_json_str(core->problems[i].item),
+						   "message", cq_json_str(core->problems[i].message)));
 	return a;
 }
 
@@ -103,7 +104,7 @@ int cq_text_problems(const struct cq_core *core)
 		return CQ_EXIT_OK;
 	printf("\nproblems (%zu):\n", core->nproblems);
 	for (size_t i = 0; i < core->nproblems; i++)
-		printf("  %s: %s\n", core->problems[i].item, core->problems[i].message);
+		printf("  %s: %s\n", cq_esc(core->problems[i].item), cq_esc(core->problems[i].message));
 	fprintf(stderr, "coreq: analysis incomplete: %zu problem(s), listed in the output\n",
 		core->nproblems);
 	return CQ_EXIT_PARTIAL;
@@ -121,4 +122,19 @@ const char *cq_signal_name(int sig)
 	if (sig > 0 && sig < (int)(sizeof(names) / sizeof(names[0])))
 		return names[sig];
 	return NULL;
+}
+
+const char *cq_esc(const char *s)
+{
+	static char *ring[16];
+	static unsigned next;
+	if (!s)
+		return "-";
+	char *e = cq_text_escape(s);
+	if (!e)
+		return "(out of memory)";
+	free(ring[next]);
+	ring[next] = e;
+	next = (next + 1) % 16;
+	return e;
 }

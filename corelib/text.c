@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* Escaping strings from a core for reports (text.h). */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text.h"
+
+/* Length of the valid UTF-8 sequence at @p p (1..4), or 0 if the bytes there are not one
+ * (overlong forms, surrogates and code points past U+10FFFF are invalid too). */
+static size_t utf8_len(const unsigned char *p, uint32_t *cp)
+{
+	unsigned char c = p[0];
+	size_t n;
+	uint32_t v, min;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	} else if ((c & 0xe0) == 0xc0) {
+		n = 2, v = c & 0x1f, min = 0x80;
+	} else if ((c & 0xf0) == 0xe0) {
+		n = 3, v = c & 0x0f, min = 0x800;
+	} else if ((c & 0xf8) == 0xf0) {
+		n = 4, v = c & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (p[i] & 0x3f);
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return n;
+}
+
+static char *escape(const char *s, bool text)
+{
+	if (!s)
+		return NULL;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s);
+	char *out = malloc(len * 6 + 1), *o = out; /* "\u0080" is the longest: 6 per 2 bytes */
+	if (!out)
+		return NULL;
+	while (*p) {
+		uint32_t cp;
+		size_t n = utf8_len(p, &cp);
+		if (!n) {
+			o += sprintf(o, "\\x%02x", *p++);
+			continue;
+		}
+		if (text && cp < 0x80 && (cp < 0x20 || cp == 0x7f || cp == '\\')) {
+			const char *e = cp == '\n' ? "\\n" : cp == '\t' ? "\\t" : cp == '\r' ? "\\r" : cp == '\\' ? "\\\\" : NULL;
+			if (e)
+				o += sprintf(o, "%s", e);
+			else
+				o += sprintf(o, "\\x%02x", (unsigned)cp);
+			p++;
+			continue;
+		}
+		if (text && cp >= 0x80 && cp <= 0x9f) {
+			o += sprintf(o, "\\u%04x", (unsigned)cp);
+			p += n;
+			continue;
+		}
+		memcpy(o, p, n);
+		o += n;
+		p += n;
+	}
+	*o = 0;
+	return out;
+}
+
+char *cq_utf8_escape(const char *s)
+{
+	return escape(s, false);
+}
+
+char *cq_text_escape(const char *s)
+{
+	return escape(s, true);
+}
+
+json_t *cq_json_str(const char *s)
+{
+	if (!s)
+		return NULL;
+	char *e = cq_utf8_escape(s);
+	json_t *j = e ? json_string(e) : NULL;
+	free(e);
+	return j;
+}

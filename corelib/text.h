@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file text.h
+ * Strings from a core (paths, names, arguments, symbol names) are data from a possibly
+ * hostile process: they reach every report, escaped so that they can neither break the
+ * report's format nor drive the reader's terminal.
+ *
+ * JSON keeps a string as it is when it is valid UTF-8 (control characters are escaped by
+ * the JSON encoder); each byte of an invalid UTF-8 sequence becomes the four characters
+ * "\xNN", so a name with one stray byte is still reported, not dropped. Text escapes
+ * backslashes ("\\"), newline, tab and carriage return ("\n", "\t", "\r"), other C0
+ * controls, DEL and invalid bytes ("\xNN") and the C1 controls U+0080..U+009F ("\u0080"),
+ * so a forged line or an escape sequence shows as what it is.
+ */
+#ifndef COREQ_TEXT_H
+#define COREQ_TEXT_H
+
+#include <jansson.h>
+
+/** @p s for JSON: valid UTF-8 kept, invalid bytes as "\xNN"; caller frees; NULL for NULL. */
+char *cq_utf8_escape(const char *s);
+
+/** @p s for a text report or a terminal (see above); caller frees; NULL for NULL. */
+char *cq_text_escape(const char *s);
+
+/** A JSON string of @p s through cq_utf8_escape() (never NULL for a string, as
+ * json_string() is for invalid UTF-8); NULL for NULL, as json_string(). */
+json_t *cq_json_str(const char *s);
+
+#endif
