@@ -23,6 +23,19 @@ static char root[64], exe_path[128];
 static const char *const where[] = {NULL, "/lib/libc.so.6", "/lib/ld-linux-aarch64.so.1"};
 static struct fz_memfd base; /* the core, inflated once */
 
+/* the private sysroot goes with the process (fuzz-smoke runs in CI) */
+static void cleanup(void)
+{
+	char path[sizeof(root) + 64];
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", where[i] ? root : exe_path, where[i] ? where[i] : "");
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/lib", root);
+	rmdir(path);
+	rmdir(root);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	snprintf(root, sizeof(root), "/tmp/coreq-fuzz-image-%d", (int)getpid());
@@ -31,6 +44,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if ((mkdir(root, 0700) && errno != EEXIST) || (mkdir(lib, 0700) && errno != EEXIST))
 		fz_die("cannot make %s", root);
 	snprintf(exe_path, sizeof(exe_path), "%s/fixprog", root);
+	atexit(cleanup);
 	size_t len;
 	uint8_t *core = fz_read_file(fz_data_path("image-aarch64-qemu.core.gz"), &len);
 	fz_memfd_init(&base, "fuzz_image-core");
