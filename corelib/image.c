@@ -211,10 +211,25 @@ static void image_range(struct cq_core *core, struct cq_image *img)
 {
 	img->start = UINT64_MAX;
 	img->end = 0;
+	/* The image's own mappings only: a file mapped again elsewhere (ASan's runtime maps
+	 * itself twice, a program may mmap its own executable) must not stretch the image
+	 * over everything in between, or every pc there is named after this image. Its loads
+	 * are the mappings (sorted by address) from the offset-0 one at its base (the last at
+	 * or below the bias, else the first) up to the next offset-0 mapping of the file. */
+	size_t anchor = SIZE_MAX;
 	for (size_t i = 0; i < core->nfile_maps; i++) {
+		const struct cq_file_map *m = &core->file_maps[i];
+		if (m->offset != 0 || !cq_image_has_path(img, m->path))
+			continue;
+		if (anchor == SIZE_MAX || (img->bias_known && m->start <= img->bias))
+			anchor = i;
+	}
+	for (size_t i = anchor == SIZE_MAX ? core->nfile_maps : anchor; i < core->nfile_maps; i++) {
 		const struct cq_file_map *m = &core->file_maps[i];
 		if (!cq_image_has_path(img, m->path))
 			continue;
+		if (i != anchor && m->offset == 0)
+			break; /* the file mapped again */
 		img->from_file_note = true;
 		if (m->start < img->start)
 			img->start = m->start;

@@ -78,6 +78,7 @@ part "malformed real cores" python3 tests/badinput/mutate.py
 [ -x tests/fixture/gdb_crosscheck.sh ] && [ "${SKIP_GDB:-0}" != 1 ] && part "gdb cross-check" tests/fixture/gdb_crosscheck.sh
 part "inputs never written" python3 tests/fixture/inputs.py
 part "hostile cores, round 2" python3 tests/fixture/hostile.py
+part "image ranges (a file mapped twice)" python3 tests/fixture/image_range.py
 untouched() {
 	if fixture_sums | cmp -s - "$sums"; then
 		echo "ok - every fixture file unchanged after the suite"; echo "1 passed, 0 failed"
