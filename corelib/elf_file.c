@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include "demangle.h"
 #include "elf_file.h"
 
 #include <elf.h>
@@ -152,6 +153,10 @@ void cq_elf_close(struct cq_elf *e)
 	free(e->syms);
 	free(e->strtab);
 	free(e->by_name);
+	for (size_t k = 0; e->plain && k <= e->by_plain_mask; k++)
+		free(e->plain[k]);
+	free(e->plain);
+	free(e->by_plain);
 	free(e->by_addr);
 	free(e->loads);
 	free(e->debuglink);
@@ -372,6 +377,66 @@ const struct cq_symbol *cq_elf_find_symbol(struct cq_elf *e, const char *name)
 	for (size_t k = name_hash(name) & e->by_name_mask; e->by_name[k]; k = (k + 1) & e->by_name_mask)
 		if (strcmp(e->by_name[k]->name, name) == 0)
 			return e->by_name[k];
+	return NULL;
+}
+
+/* The plain-name index (elf_file.h), same shape as the by-name one. Only mangled names are
+ * demangled, once per file, on the first lookup that needs it. */
+static bool build_plain_index(struct cq_elf *e)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < e->nsyms; i++)
+		n += !strncmp(e->syms[i].name, "_Z", 2) || !strncmp(e->syms[i].name, "_R", 2);
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	e->plain = calloc(cap, sizeof(*e->plain));
+	e->by_plain = calloc(cap, sizeof(*e->by_plain));
+	if (!e->plain || !e->by_plain) {
+		free(e->plain);
+		free(e->by_plain);
+		e->plain = NULL;
+		e->by_plain = NULL;
+		return false;
+	}
+	e->by_plain_mask = cap - 1;
+	for (size_t i = 0; i < e->nsyms && n; i++) {
+		struct cq_symbol *s = &e->syms[i];
+		if (strncmp(s->name, "_Z", 2) && strncmp(s->name, "_R", 2))
+			continue;
+		/* options 0: no parameter list, which is what a plain name is */
+		char *d = cq_demangle(s->name, false);
+		if (!d)
+			continue;
+		for (size_t k = name_hash(d) & e->by_plain_mask;; k = (k + 1) & e->by_plain_mask) {
+			if (!e->plain[k]) {
+				e->plain[k] = d;
+				e->by_plain[k] = s;
+				break;
+			}
+			if (strcmp(e->plain[k], d) == 0) {
+				if (better_named(s, e->by_plain[k]))
+					e->by_plain[k] = s;
+				free(d);
+				break;
+			}
+		}
+	}
+	return true;
+}
+
+const struct cq_symbol *cq_elf_find_symbol_plain(struct cq_elf *e, const char *name)
+{
+	struct cq_error *err = cq_elf_load_symbols(e);
+	if (err) {
+		cq_error_destroy(err);
+		return NULL;
+	}
+	if (!e->nsyms || (!e->plain && !build_plain_index(e)))
+		return NULL;
+	for (size_t k = name_hash(name) & e->by_plain_mask; e->plain[k]; k = (k + 1) & e->by_plain_mask)
+		if (strcmp(e->plain[k], name) == 0)
+			return e->by_plain[k];
 	return NULL;
 }
 

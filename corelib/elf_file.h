@@ -59,6 +59,11 @@ struct cq_elf {
 	size_t nsyms;
 	struct cq_symbol **by_name; /**< hash table name -> best symbol, built on first lookup */
 	size_t by_name_mask;        /**< its size - 1 (a power of two) */
+	/** Plain names of mangled symbols (C++, Rust: demangled, no parameter list), built on
+	 * the first cq_elf_find_symbol_plain(): plain[k] names by_plain[k]. */
+	char **plain;
+	struct cq_symbol **by_plain;
+	size_t by_plain_mask;
 	struct cq_symbol **by_addr; /**< defined non-TLS symbols (sorted once used often) */
 	size_t nby_addr;
 	bool by_addr_sorted;
@@ -96,6 +101,13 @@ struct cq_error *cq_elf_load_symbols(struct cq_elf *e);
  * NULL if absent. Symbols must be loaded.
  */
 const struct cq_symbol *cq_elf_find_symbol(struct cq_elf *e, const char *name);
+
+/**
+ * Find a mangled symbol (C++ "_Z...", Rust "_R...") by its plain name, as gdb does: the
+ * demangled name without its parameter list ("ready" for _ZL5ready, "ns::f" for
+ * _ZN2ns1fEv), through libbfd's demangler (libiberty's). NULL if absent.
+ */
+const struct cq_symbol *cq_elf_find_symbol_plain(struct cq_elf *e, const char *name);
 
 /** Nearest symbol at or below link-time address @p vaddr (inside its size when it has one). */
 const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr);

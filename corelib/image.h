@@ -81,6 +81,14 @@ struct cq_symref {
 struct cq_error *cq_core_lookup(struct cq_core *core, const char *name,
 				struct cq_image *scope, struct cq_symref *ret);
 
+/**
+ * Like cq_core_lookup(), for a name a person typed: when no image has the exact name, a
+ * mangled symbol (C++, Rust) is found by its plain name, as gdb does ("ready" finds the
+ * static _ZL5ready, "do_work" the function _Z7do_workv); ret->sym->name is the real one.
+ */
+struct cq_error *cq_core_lookup_user(struct cq_core *core, const char *name,
+				     struct cq_image *scope, struct cq_symref *ret);
+
 /** Symbolize @p addr: image, nearest symbol and offset (sym NULL when unknown). */
 struct cq_error *cq_core_symbolize(struct cq_core *core, uint64_t addr, struct cq_symref *ret);
 

@@ -26,12 +26,11 @@ static char *unsearched(struct cq_core *core)
 	return list;
 }
 
-struct cq_error *cq_core_lookup(struct cq_core *core, const char *name,
-				struct cq_image *scope, struct cq_symref *ret)
+/* One pass over the images in the dynamic linker's order: by exact name, or by plain name
+ * (mangled symbols, elf_file.h). 1 when found (*ret set), 0 when not, -1 with *err_ret. */
+static int lookup_pass(struct cq_core *core, const char *name, struct cq_image *scope, bool plain,
+		       struct cq_symref *ret, struct cq_error **err_ret)
 {
-	struct cq_error *err = cq_core_load_images(core);
-	if (err)
-		return err;
 	for (size_t i = 0; i < core->nimages; i++) {
 		struct cq_image *img = &core->images[i];
 		if (scope && img != scope)
@@ -39,20 +38,37 @@ struct cq_error *cq_core_lookup(struct cq_core *core, const char *name,
 		struct cq_elf *e = cq_image_symbol_file(img);
 		if (!e)
 			continue;
-		const struct cq_symbol *s = cq_elf_find_symbol(e, name);
+		const struct cq_symbol *s = plain ? cq_elf_find_symbol_plain(e, name) : cq_elf_find_symbol(e, name);
 		if (!s)
 			continue;
 		bool tls = s->type == STT_TLS;
-		if (!tls && !img->bias_known)
-			return cq_error_create(CQ_ERR_MISSING,
-					       "%s is in %s, but that image's load address is unknown",
-					       name, img->name);
+		if (!tls && !img->bias_known) {
+			*err_ret = cq_error_create(CQ_ERR_MISSING,
+						   "%s is in %s, but that image's load address is unknown",
+						   name, img->name);
+			return -1;
+		}
 		ret->image = img;
 		ret->sym = s;
 		ret->is_tls = tls;
 		ret->address = tls ? s->value : img->bias + s->value;
-		return NULL;
+		return 1;
 	}
+	return 0;
+}
+
+static struct cq_error *lookup(struct cq_core *core, const char *name, struct cq_image *scope,
+			       bool plain_too, struct cq_symref *ret)
+{
+	struct cq_error *err = cq_core_load_images(core);
+	if (err)
+		return err;
+	/* every image by exact name first: a plain-name match must not shadow a real one */
+	int found = lookup_pass(core, name, scope, false, ret, &err);
+	if (!found && plain_too)
+		found = lookup_pass(core, name, scope, true, ret, &err);
+	if (found)
+		return found > 0 ? NULL : err;
 	char *miss = unsearched(core);
 	if (scope)
 		err = cq_error_create(CQ_ERR_NOT_FOUND, "symbol %s not found in %s%s", name,
@@ -63,6 +79,18 @@ struct cq_error *cq_core_lookup(struct cq_core *core, const char *name,
 				      miss ? miss : "", miss ? ")" : "");
 	free(miss);
 	return err;
+}
+
+struct cq_error *cq_core_lookup(struct cq_core *core, const char *name,
+				struct cq_image *scope, struct cq_symref *ret)
+{
+	return lookup(core, name, scope, false, ret);
+}
+
+struct cq_error *cq_core_lookup_user(struct cq_core *core, const char *name,
+				     struct cq_image *scope, struct cq_symref *ret)
+{
+	return lookup(core, name, scope, true, ret);
 }
 
 struct cq_error *cq_core_symbolize(struct cq_core *core, uint64_t addr, struct cq_symref *ret)

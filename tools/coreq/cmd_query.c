@@ -70,7 +70,9 @@ static int finish(struct cq_cli *cli, struct cq_core *core, json_t *doc, void (*
 static void sym_text(json_t *d)
 {
 	json_t *v = json_object_get(d, "value");
-	printf("%s = %s in %s (size %lld, %s)%s%s\n", cq_esc(json_string_value(json_object_get(d, "name"))),
+	json_t *real = json_object_get(d, "symbol");
+	printf("%s%s%s%s = %s in %s (size %lld, %s)%s%s\n", cq_esc(json_string_value(json_object_get(d, "name"))),
+	       real ? " (" : "", real ? cq_esc(json_string_value(real)) : "", real ? ")" : "",
 	       cq_esc(json_string_value(json_object_get(d, "address"))),
 	       cq_esc(json_string_value(json_object_get(d, "image"))),
 	       (long long)json_integer_value(json_object_get(d, "size")),
@@ -98,7 +100,7 @@ int cq_cmd_sym(struct cq_cli *cli)
 		return rc;
 	struct cq_image *scope = scope_image(cli, core, &rc);
 	struct cq_symref ref;
-	struct cq_error *err = rc ? NULL : cq_core_lookup(core, cli->args[1], scope, &ref);
+	struct cq_error *err = rc ? NULL : cq_core_lookup_user(core, cli->args[1], scope, &ref);
 	if (rc || err) {
 		cq_core_close(core);
 		return rc ? rc : cq_fail(err);
@@ -106,6 +108,9 @@ int cq_cmd_sym(struct cq_cli *cli)
 	json_t *doc = json_object();
 	json_object_set_new(doc, "schema", cq_json_str("coreq-sym/1"));
 	json_object_set_new(doc, "name", cq_json_str(cli->args[1]));
+	/* the symbol's own name when a plain name found a mangled one */
+	if (strcmp(ref.sym->name, cli->args[1]))
+		json_object_set_new(doc, "symbol", cq_json_str(ref.sym->name));
 	json_object_set_new(doc, "image", cq_json_str(ref.image->name));
 	json_object_set_new(doc, ref.is_tls ? "tls_offset" : "address", cq_json_addr(ref.address));
 	if (ref.is_tls)
@@ -310,6 +315,9 @@ int cq_cmd_tls(struct cq_cli *cli)
 	json_t *doc = json_object(), *threads = json_array();
 	json_object_set_new(doc, "schema", cq_json_str("coreq-tls/1"));
 	json_object_set_new(doc, "name", cq_json_str(cli->args[1]));
+	/* the symbol's own name when a plain name found a mangled one */
+	if (strcmp(ref.sym->name, cli->args[1]))
+		json_object_set_new(doc, "symbol", cq_json_str(ref.sym->name));
 	json_object_set_new(doc, "image", cq_json_str(ref.image->name));
 	json_object_set_new(doc, "size", json_integer((json_int_t)ref.sym->size));
 	int failed = 0;
