@@ -190,6 +190,7 @@ void cq_core_close(struct cq_core *core)
 	if (!core)
 		return;
 	cq__core_free_types(core);
+	cq__memory_free(core);
 	cq__core_free_images(core);
 	cq__bundle_free(core);
 	for (size_t i = 0; i < core->nthreads; i++) {

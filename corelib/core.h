@@ -71,6 +71,15 @@ struct cq_problem {
 	char *message; /**< one line: why and what to do */
 };
 
+/** A file range that backs target memory the core left out (memory.c). Images add their
+ * ranges once their file is verified; memory reads never start image discovery. */
+struct cq_file_range {
+	uint64_t start, end;  /**< target addresses [start, end) */
+	uint64_t offset;      /**< file offset of start */
+	struct cq_file *file; /**< the image's file (owned by the image) */
+	const char *path;     /**< where it was found (owned by the image) */
+};
+
 struct cq_core {
 	const struct cq_target *target;
 	struct cq_file *file;
@@ -115,6 +124,11 @@ struct cq_core {
 		int fd;
 	} *bundled_donors;
 	size_t nbundled_donors;
+
+	/** Memory backed by image files: ranges[0 .. nsorted) sorted by start, the rest
+	 * added since (sorted in when they grow many). */
+	struct cq_file_range *ranges;
+	size_t nranges, nsorted, ranges_cap;
 
 	struct cq_image *images;       /**< loaded images; see image.h */
 	size_t nimages;

@@ -207,6 +207,57 @@ static struct cq_elf *open_shared(struct cq_core *core, const char *path, bool d
 }
 
 /* Mapped range of an image: NT_FILE ranges of its path, else its file's loads. */
+/* The NT_FILE mapping where @p img's own loads begin (see image_range()): the offset-0
+ * mapping of its file at or below its bias, else the first; nfile_maps if none. */
+static size_t cluster_anchor(const struct cq_core *core, const struct cq_image *img)
+{
+	size_t anchor = SIZE_MAX;
+	for (size_t i = 0; i < core->nfile_maps; i++) {
+		const struct cq_file_map *m = &core->file_maps[i];
+		if (m->offset != 0 || !cq_image_has_path(img, m->path))
+			continue;
+		if (anchor == SIZE_MAX || (img->bias_known && m->start <= img->bias))
+			anchor = i;
+	}
+	return anchor == SIZE_MAX ? core->nfile_maps : anchor;
+}
+
+/* Tell memory which target addresses @p img's verified file backs: its NT_FILE mappings
+ * (what the kernel really mapped) when the core has them, else its PT_LOADs at its bias.
+ * Once per image, as soon as both file and bias are known, so that reads made while the
+ * later images are found already see the earlier ones' files. */
+static void register_ranges(struct cq_core *core, struct cq_image *img)
+{
+	if (img->ranges_added || !img->elf || !img->elf->file || img->status == CQ_IMAGE_MISMATCH)
+		return;
+	struct cq_error *err = NULL;
+	if (core->nfile_maps) {
+		size_t anchor = cluster_anchor(core, img);
+		if (anchor == core->nfile_maps)
+			return;
+		for (size_t i = anchor; i < core->nfile_maps && !err; i++) {
+			const struct cq_file_map *m = &core->file_maps[i];
+			if (!cq_image_has_path(img, m->path))
+				continue;
+			if (i != anchor && m->offset == 0)
+				break;
+			err = cq__memory_add_file(core, m->start, m->end, img->elf->file, m->offset, img->found_path);
+		}
+	} else {
+		if (!img->bias_known)
+			return;
+		for (size_t k = 0; k < img->elf->nloads && !err; k++) {
+			const struct cq_load *l = &img->elf->loads[k];
+			err = cq__memory_add_file(core, img->bias + l->vaddr, img->bias + l->vaddr + l->filesz,
+						  img->elf->file, l->offset, img->found_path);
+		}
+	}
+	if (err)
+		cq_core_problem(core, img->name, "%s", err->message);
+	cq_error_destroy(err);
+	img->ranges_added = true;
+}
+
 static void image_range(struct cq_core *core, struct cq_image *img)
 {
 	img->start = UINT64_MAX;
@@ -216,15 +267,8 @@ static void image_range(struct cq_core *core, struct cq_image *img)
 	 * over everything in between, or every pc there is named after this image. Its loads
 	 * are the mappings (sorted by address) from the offset-0 one at its base (the last at
 	 * or below the bias, else the first) up to the next offset-0 mapping of the file. */
-	size_t anchor = SIZE_MAX;
-	for (size_t i = 0; i < core->nfile_maps; i++) {
-		const struct cq_file_map *m = &core->file_maps[i];
-		if (m->offset != 0 || !cq_image_has_path(img, m->path))
-			continue;
-		if (anchor == SIZE_MAX || (img->bias_known && m->start <= img->bias))
-			anchor = i;
-	}
-	for (size_t i = anchor == SIZE_MAX ? core->nfile_maps : anchor; i < core->nfile_maps; i++) {
+	size_t anchor = cluster_anchor(core, img);
+	for (size_t i = anchor; i < core->nfile_maps; i++) {
 		const struct cq_file_map *m = &core->file_maps[i];
 		if (!cq_image_has_path(img, m->path))
 			continue;
@@ -273,7 +317,7 @@ static struct cq_bundled_image *bundled_for(struct cq_core *core, const struct c
 
 /* Find the file of one image; a bundle's symbols stand in when no verified file is found
  * (a file the bundle's build-id contradicts is not used either). */
-static void resolve_file(struct cq_core *core, struct cq_image *img)
+static void choose_file(struct cq_core *core, struct cq_image *img)
 {
 	resolve_file_on_disk(core, img);
 	struct cq_bundled_image *b = bundled_for(core, img);
@@ -297,6 +341,13 @@ static void resolve_file(struct cq_core *core, struct cq_image *img)
 		img->bias = b->bias;
 		img->bias_known = true;
 	}
+}
+
+/* Find the file of one image (choose_file) and register the memory it backs. */
+static void resolve_file(struct cq_core *core, struct cq_image *img)
+{
+	choose_file(core, img);
+	register_ranges(core, img);
 }
 
 /* Find, open and check the file of one image; record why when that fails. */
@@ -408,6 +459,8 @@ static void find_executable(struct cq_core *core)
 		img->bias = entry - img->elf->entry;
 		img->bias_known = true;
 	}
+	/* now that the bias is known: the link_map walk may read the executable's headers */
+	register_ranges(core, img);
 }
 
 /* Address of the executable's dynamic section: from its program headers in memory (at
@@ -663,6 +716,7 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 			image_range(core, img);
 		else if (!img->end)
 			img->start = 0;
+		register_ranges(core, img); /* those whose bias became known late */
 		/* Symbols themselves are read on first use (cq_elf_symbol_at/find_symbol). */
 		if (img->elf && !img->debug && !img->debug_path) {
 			struct cq_error *err = NULL;

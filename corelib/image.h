@@ -31,6 +31,7 @@ struct cq_image {
 	char *map_name;
 	bool is_exe;
 	bool from_link_map, from_file_note;
+	bool ranges_added;      /**< its file ranges are registered with memory (memory.c) */
 	uint64_t link_map;     /**< address of its struct link_map (0 if none) */
 	uint64_t bias;         /**< load bias (l_addr) */
 	bool bias_known;

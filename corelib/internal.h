@@ -18,6 +18,14 @@ void cq__bundle_free(struct cq_core *core);
 /** Identify the core with the multi-architecture libbfd (bfd_ident.c). */
 struct cq_error *cq__core_bfd_identify(struct cq_core *core);
 
+/** Register the file range @p file [@p offset ..] as backing target memory [@p start,
+ * @p end) (memory.c); @p path names it in reports. */
+struct cq_error *cq__memory_add_file(struct cq_core *core, uint64_t start, uint64_t end,
+				     struct cq_file *file, uint64_t offset, const char *path);
+
+/** Release the file ranges (memory.c). */
+void cq__memory_free(struct cq_core *core);
+
 /** Release images (image.c). */
 void cq__core_free_images(struct cq_core *core);
 

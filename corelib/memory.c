@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "decode.h"
-#include "image.h"
 #include "internal.h"
 
 static const struct cq_segment *find_segment(const struct cq_core *core, uint64_t addr)
@@ -24,55 +23,61 @@ static const struct cq_segment *find_segment(const struct cq_core *core, uint64_
 	return NULL;
 }
 
-/* The file range that backs @p addr: through NT_FILE when the core has it (it is what the
- * kernel really mapped), else through the image's own PT_LOAD headers and load bias. */
-static bool file_backing(struct cq_core *core, uint64_t addr, struct cq_image **img_ret,
-			 uint64_t *off_ret, uint64_t *avail_ret)
+static int range_cmp(const void *a, const void *b)
 {
-	if (!core->images_done) {
-		/* Files are found with the images; failures there are problems, not faults. */
-		struct cq_error *err = cq_core_load_images(core);
-		if (err)
-			cq_core_problem(core, "images", "%s", err->message);
-		cq_error_destroy(err);
+	const struct cq_file_range *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Ranges added since the last sort are looked through one by one until there are this many. */
+#define UNSORTED_MAX 32
+
+struct cq_error *cq__memory_add_file(struct cq_core *core, uint64_t start, uint64_t end,
+				     struct cq_file *file, uint64_t offset, const char *path)
+{
+	if (end <= start || !file)
+		return NULL;
+	if (core->nranges == core->ranges_cap) {
+		size_t cap = core->ranges_cap ? core->ranges_cap * 2 : 64;
+		struct cq_file_range *r = realloc(core->ranges, cap * sizeof(*r));
+		if (!r)
+			return &cq_error_nomem;
+		core->ranges = r;
+		core->ranges_cap = cap;
 	}
-	if (core->nfile_maps) {
-		size_t lo = 0, hi = core->nfile_maps;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			const struct cq_file_map *m = &core->file_maps[mid];
-			if (addr < m->start)
-				hi = mid;
-			else if (addr >= m->end)
-				lo = mid + 1;
-			else {
-				struct cq_image *img = cq_core_image_named(core, m->path);
-				if (!img || !img->elf || !img->elf->file)
-					return false;
-				*img_ret = img;
-				*off_ret = m->offset + (addr - m->start);
-				*avail_ret = m->end - addr;
-				return true;
-			}
-		}
-		return false;
+	core->ranges[core->nranges++] = (struct cq_file_range){start, end, offset, file, path};
+	if (core->nranges - core->nsorted > UNSORTED_MAX) {
+		qsort(core->ranges, core->nranges, sizeof(*core->ranges), range_cmp);
+		core->nsorted = core->nranges;
 	}
-	for (size_t i = 0; i < core->nimages; i++) {
-		struct cq_image *img = &core->images[i];
-		if (!img->elf || !img->elf->file || !img->bias_known)
-			continue;
-		for (size_t k = 0; k < img->elf->nloads; k++) {
-			const struct cq_load *l = &img->elf->loads[k];
-			uint64_t start = img->bias + l->vaddr;
-			if (addr >= start && addr - start < l->filesz) {
-				*img_ret = img;
-				*off_ret = l->offset + (addr - start);
-				*avail_ret = l->filesz - (addr - start);
-				return true;
-			}
-		}
+	return NULL;
+}
+
+void cq__memory_free(struct cq_core *core)
+{
+	free(core->ranges);
+	core->ranges = NULL;
+	core->nranges = core->nsorted = core->ranges_cap = 0;
+}
+
+/* The registered file range that backs @p addr, or NULL. Memory knows no images: what the
+ * images found is registered with cq__memory_add_file() (image.c). */
+static const struct cq_file_range *file_backing(const struct cq_core *core, uint64_t addr)
+{
+	size_t lo = 0, hi = core->nsorted;
+	while (lo < hi) { /* the last range starting at or below addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (core->ranges[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return false;
+	if (lo && addr < core->ranges[lo - 1].end)
+		return &core->ranges[lo - 1];
+	for (size_t i = core->nsorted; i < core->nranges; i++)
+		if (addr >= core->ranges[i].start && addr < core->ranges[i].end)
+			return &core->ranges[i];
+	return NULL;
 }
 
 struct cq_error *cq_core_read(struct cq_core *core, uint64_t addr, void *buf, size_t len)
@@ -98,23 +103,23 @@ struct cq_error *cq_core_read(struct cq_core *core, uint64_t addr, void *buf, si
 			len -= n;
 			continue;
 		}
-		struct cq_image *img;
-		uint64_t off, avail;
-		if (!file_backing(core, addr, &img, &off, &avail)) {
+		const struct cq_file_range *r = file_backing(core, addr);
+		if (!r) {
 			const char *why = !s ? "not mapped in the core" :
 				"not dumped in the core and no file found that backs it";
 			return cq_error_fault(addr, "cannot read target memory at 0x%llx: %s",
 					      (unsigned long long)addr, why);
 		}
+		uint64_t off = r->offset + (addr - r->start), avail = r->end - addr;
 		/* Do not run past the end of the core's segment: beyond it is another mapping. */
 		if (s && avail > s->vaddr + s->memsz - addr)
 			avail = s->vaddr + s->memsz - addr;
 		size_t n = len < avail ? len : (size_t)avail;
-		struct cq_file *f = img->elf->file;
+		struct cq_file *f = r->file;
 		if (off >= f->size)
 			return cq_error_fault(addr,
 					      "cannot read target memory at 0x%llx: %s is shorter than the mapping (offset 0x%llx)",
-					      (unsigned long long)addr, img->found_path,
+					      (unsigned long long)addr, r->path,
 					      (unsigned long long)off);
 		if (n > f->size - off)
 			n = (size_t)(f->size - off);
@@ -191,11 +196,10 @@ enum cq_mem_source cq_core_mem_source(struct cq_core *core, uint64_t addr, const
 	const struct cq_segment *s = find_segment(core, addr);
 	if (s && addr - s->vaddr < s->filesz && s->offset + (addr - s->vaddr) < core->file_end)
 		return CQ_MEM_CORE;
-	struct cq_image *img;
-	uint64_t off, avail;
-	if (file_backing(core, addr, &img, &off, &avail)) {
+	const struct cq_file_range *r = file_backing(core, addr);
+	if (r) {
 		if (path_ret)
-			*path_ret = img->found_path;
+			*path_ret = r->path;
 		return CQ_MEM_FILE;
 	}
 	return CQ_MEM_NONE;

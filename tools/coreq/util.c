@@ -51,6 +51,11 @@ int cq_open_core(struct cq_cli *cli, bool exe_arg, struct cq_core **ret)
 	struct cq_error *err = cq_core_open(cli->args[0], &cli->opts, ret);
 	if (err)
 		return cq_fail(err);
+	/* Memory that image files back is known once the images are found (corelib never
+	 * finds them from inside a read); failures there are problems, not faults. */
+	if ((err = cq_core_load_images(*ret)))
+		cq_core_problem(*ret, "images", "%s", err->message);
+	cq_error_destroy(err);
 	return CQ_EXIT_OK;
 }
 
