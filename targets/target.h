@@ -42,6 +42,9 @@ struct cq_reg {
 	const char *name;
 	uint16_t offset; /**< byte offset inside pr_reg */
 	uint8_t size;    /**< bytes */
+	/** DWARF register number (the psABI's, as elfutils' backends name them), or -1: what
+	 * the unwinder is given this register as. */
+	int16_t dwarf;
 };
 
 /** Where the thread pointer (tp) of a thread is found in a core. */
@@ -81,6 +84,13 @@ struct cq_target {
 	const struct cq_reg *regs;
 	uint16_t nregs;
 	int16_t pc_reg, sp_reg;  /**< indices into regs */
+	/**
+	 * DWARF columns of the ABI: the return address (what CFI's default return-address
+	 * column holds: the pc on x86, the link register elsewhere; 65 on powerpc, as GCC's
+	 * .eh_frame numbers LR), the stack pointer, and the frame pointer a frame-pointer or
+	 * back-chain walk follows (armhf: r11 in ARM code; Thumb-2 code keeps r7).
+	 */
+	int16_t dwarf_ra, dwarf_sp, dwarf_fp;
 	int16_t tp_reg;          /**< index into regs or -1 (CQ_TP_REGISTER only) */
 	int16_t gs_reg;          /**< i386: the gs selector register, else -1 */
 	enum cq_tp_source tp_source;

@@ -1,9 +1,120 @@
 /* SPDX-License-Identifier: MIT */
 /* Consistency of the per-architecture tables. */
 #include <elf.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "check.h"
 #include "corelib/decode.h"
+
+/* A fixture executable of each target: elfutils' backend for its machine names the DWARF
+ * registers (dwfl_module_register_names), the reference for the tables' numbers. */
+static const struct {
+	const char *target, *fixture;
+} exes[] = {
+	{"x86_64", "x86_64-kernel"}, {"i386", "i386-kernel"}, {"aarch64", "aarch64-qemu"},
+	{"armhf", "armhf-qemu"},     {"s390x", "s390x-qemu"}, {"ppc64", "ppc64-qemu"},
+	{"ppc32", "ppc32-qemu"},     {"riscv64", "riscv64-gdbstub"}, {"ppc64le", "ppc64le-qemu"},
+};
+
+#define MAX_DWARF 512
+static char names[MAX_DWARF][32];
+
+static int add_name(void *arg, int regno, const char *setname, const char *prefix, const char *regname,
+		    int bits, int type)
+{
+	if (regno >= 0 && regno < MAX_DWARF)
+		snprintf(names[regno], sizeof(names[regno]), "%s", regname);
+	return 0;
+}
+
+/* elfutils' names for the DWARF registers of @p fixture's machine into names[]. */
+static bool elfutils_names(const char *fixture)
+{
+	memset(names, 0, sizeof(names));
+	char path[256], tmp[] = "/tmp/coreq-test-targets-XXXXXX";
+	snprintf(path, sizeof(path), "fixtures/core/%s/exe.gz", fixture);
+	gzFile g = gzopen(path, "rb");
+	int fd = mkstemp(tmp);
+	if (!g || fd < 0) {
+		printf("not ok - cannot read %s (run from the repository root)\n", path);
+		if (g)
+			gzclose(g);
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	unlink(tmp);
+	char buf[65536];
+	int n;
+	while ((n = gzread(g, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, (size_t)n) != n)
+			break;
+	gzclose(g);
+	static const Dwfl_Callbacks cbs = {.find_elf = dwfl_build_id_find_elf,
+					   .find_debuginfo = dwfl_standard_find_debuginfo};
+	Dwfl *d = dwfl_begin(&cbs);
+	Dwfl_Module *m = d ? dwfl_report_elf(d, "exe", tmp, fd, 0, false) : NULL;
+	bool ok = m && dwfl_report_end(d, NULL, NULL) == 0 && dwfl_module_register_names(m, add_name, NULL) == 0;
+	if (d)
+		dwfl_end(d);
+	close(fd);
+	return ok;
+}
+
+/* Our register name and elfutils' for the same DWARF number agree (their spellings). */
+static bool same_name(const char *ours, const char *theirs)
+{
+	static const char *const alias[][2] = {{"eflags", "rflags"}, {"ccr", "cr"}, {"fs_base", "fs.base"},
+					       {"gs_base", "gs.base"}};
+	if (!strcmp(ours, theirs))
+		return true;
+	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (!strcmp(ours, alias[i][0]) && !strcmp(theirs, alias[i][1]))
+			return true;
+	return false;
+}
+
+static void check_dwarf(const struct cq_target *t)
+{
+	/* within the table: numbers distinct, the sp column the sp register's */
+	for (unsigned r = 0; r < t->nregs; r++)
+		for (unsigned q = r + 1; q < t->nregs; q++)
+			CHECK(t->regs[r].dwarf < 0 || t->regs[r].dwarf != t->regs[q].dwarf);
+	CHECK(t->dwarf_sp == t->regs[t->sp_reg].dwarf);
+	CHECK(t->dwarf_ra >= 0 && t->dwarf_fp >= 0 && t->dwarf_fp != t->dwarf_sp);
+	const char *fixture = NULL;
+	for (size_t i = 0; i < sizeof(exes) / sizeof(exes[0]); i++)
+		if (!strcmp(exes[i].target, t->name))
+			fixture = exes[i].fixture;
+	CHECK(fixture != NULL);
+	if (!fixture || !elfutils_names(fixture)) {
+		CHECK(!"elfutils names the target's registers");
+		return;
+	}
+	unsigned named = 0;
+	for (unsigned r = 0; r < t->nregs; r++) {
+		int d = t->regs[r].dwarf;
+		if (d < 0)
+			continue;
+		named++;
+		if (d >= MAX_DWARF || !same_name(t->regs[r].name, names[d])) {
+			check_failed++;
+			printf("not ok - %s: %s is DWARF %d, which elfutils names \"%s\"\n", t->name, t->regs[r].name, d,
+			       d < MAX_DWARF ? names[d] : "?");
+		} else {
+			check_passed++;
+		}
+	}
+	CHECK(named >= 16); /* the general registers at least */
+	/* the frame pointer and the return address are registers elfutils knows (powerpc's
+	 * return-address column 65 is GCC's number for LR, which elfutils names 108 as well) */
+	CHECK(names[t->dwarf_fp][0] != 0);
+	CHECK(names[t->dwarf_ra][0] != 0 || t->dwarf_ra == 65);
+}
 
 /* Known sizeof(struct elf_prstatus) per target (from the kernel headers of each ABI). */
 static const struct {
@@ -43,6 +154,7 @@ int main(void)
 		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
 			if (!strcmp(sizes[k].name, t->name))
 				CHECK_U64(total, sizes[k].prstatus);
+		check_dwarf(t);
 	}
 	CHECK(cq_target_find(EM_PPC64, ELFCLASS64, false) == cq_target_by_name("ppc64"));
 	CHECK(cq_target_find(EM_PPC64, ELFCLASS64, true) == cq_target_by_name("ppc64le"));
