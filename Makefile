@@ -12,6 +12,7 @@ CORELIB_SRC = $(wildcard corelib/*.c)
 OMPD_SRC = $(wildcard ompd/*.c)
 MQD_SRC = $(wildcard mqd/*.c)
 EVENTS_SRC = $(wildcard events/*.c)
+STACK_SRC = $(wildcard stack/*.c)
 # omp-tools.h comes from Debian's libomp-14-dev; only that header is copied (the directory
 # it lives in is clang's resource directory, which must not shadow the C library's).
 OMP_TOOLS_H ?= $(firstword $(wildcard /usr/lib/llvm-14/lib/clang/*/include/omp-tools.h /usr/lib/llvm-*/lib/clang/*/include/omp-tools.h))
@@ -20,10 +21,11 @@ LIB_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TARGETS_SRC) $(CORELIB_SRC))
 OMPD_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(OMPD_SRC))
 MQD_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(MQD_SRC))
 EVENTS_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(EVENTS_SRC))
+STACK_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(STACK_SRC))
 TOOL_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
 UNIT_SRC = $(wildcard tests/unit/*.c)
 UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
-HEADERS = $(wildcard targets/*.h corelib/*.h ompd/*.h mqd/*.h events/*.h recorder/*.h tools/coreq/*.h)
+HEADERS = $(wildcard targets/*.h corelib/*.h stack/*.h ompd/*.h mqd/*.h events/*.h recorder/*.h tools/coreq/*.h)
 
 .PHONY: all clean test unit host32 asan deps demo check
 
@@ -63,8 +65,11 @@ $(BUILD)/libcoreq-mqd.a: $(MQD_OBJ)
 $(BUILD)/libcoreq-events.a: $(EVENTS_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq.a
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq.a $(LIBS)
+$(BUILD)/libcoreq-stack.a: $(STACK_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq.a $(LIBS)
 
 $(BUILD)/mkcore: tests/tools/mkcore.c $(BUILD)/libcoreq.a
 	@mkdir -p $(dir $@)

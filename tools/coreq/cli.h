@@ -46,6 +46,7 @@ struct cq_cli {
 	const char *dot, *svg; /**< mqd job view: graph files */
 	int workers;         /**< mqd job view: processes for the per-rank phase (0: CPUs) */
 	unsigned last;       /**< events: per thread (0: default) */
+	unsigned max_frames; /**< bt: frames per thread (0: default) */
 	bool regs;           /**< threads: include all registers (default for `threads`) */
 	char **args;         /**< positional arguments after the command */
 	int nargs;
@@ -73,6 +74,7 @@ int cq_cmd_bundle(struct cq_cli *cli);
 int cq_cmd_ompd(struct cq_cli *cli);
 int cq_cmd_mqd(struct cq_cli *cli);
 int cq_cmd_events(struct cq_cli *cli);
+int cq_cmd_bt(struct cq_cli *cli);
 
 /** Text lines of one thread's events (cmd_events.c), each line starting with @p indent. */
 void cq_events_print_thread(json_t *ring, const char *indent);

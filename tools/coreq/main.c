@@ -26,6 +26,7 @@ static const struct {
 	{"mqd", cq_cmd_mqd, "mqd CORE...                MPI message queues of a rank (MQD DLL); several:\n"
 	 "                                   the job view (deadlocks, unmatched operations)"},
 	{"events", cq_cmd_events, "events CORE [EXE]          last events of every thread (coreq's flight recorder)"},
+	{"bt", cq_cmd_bt, "bt CORE [EXE]              backtrace of every thread, the crashing one first"},
 	{"bundle", cq_cmd_bundle, "bundle CORE [EXE] -o OUT   core + symbols and read-only data it needs, one file"},
 };
 
@@ -61,6 +62,7 @@ static void usage(FILE *f)
 		"      --dot FILE, --svg FILE mqd job view: the wait-for graph (SVG needs graphviz)\n"
 		"      --workers N            mqd job view: rank cores analyzed in parallel (default: CPUs)\n"
 		"      --last N               events: per thread (default 16; 0: all)\n"
+		"      --max-frames N         bt: frames per thread (default 256)\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
 		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
@@ -97,6 +99,7 @@ int main(int argc, char **argv)
 		{"workers", required_argument, NULL, 'K'},
 		{"symbols-only", no_argument, NULL, 'O'},
 		{"last", required_argument, NULL, 'X'},
+		{"max-frames", required_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -107,6 +110,13 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "je:s:L:d:t:m:a:o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': cli.json = true; break;
+		case 'F':
+			if (!cq_parse_u64(optarg, &v) || !v || v > 100000) {
+				fprintf(stderr, "coreq: bad --max-frames %s (1..100000)\n", optarg);
+				return CQ_EXIT_USAGE;
+			}
+			cli.max_frames = (unsigned)v;
+			break;
 		case 'e': cli.opts.exe = optarg; break;
 		case 's': cli.opts.sysroot = optarg; break;
 		case 'L': cli.opts.solib_search_path = optarg; break;

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file stack.h
+ * Backtraces of a core's threads: elfutils' libdwfl unwinder driven by coreq's model of
+ * the core, never by libdwfl's own discovery of it. The modules are the images corelib
+ * found (their verified files, the vDSO from the core's memory), memory is read through
+ * cq_core_read() (compressed cores, bundles, file-backed text, qemu cores alike), and each
+ * thread's initial registers come from its prstatus block through the target table's
+ * DWARF numbers. Knows no OpenMP and no MPI.
+ *
+ * Return addresses are symbolized at pc - 1 (the call, not the instruction after it),
+ * except in the initial frame and after a signal frame, where the pc is exact.
+ */
+#ifndef COREQ_STACK_H
+#define COREQ_STACK_H
+
+#include <jansson.h>
+
+#include "corelib/core.h"
+
+/** Frames per thread unless the caller says otherwise. */
+#define CQ_STACK_DEFAULT_MAX_FRAMES 256
+
+/**
+ * The stacks of the threads of @p core (the crashing one first; only thread @p tid when it
+ * is not 0), at most @p max_frames frames each, as a "coreq-bt/1" document (new reference
+ * in *@p ret): per thread its frames and why the walk stopped. Errors only for what stops
+ * all threads (out of memory, libdwfl refusing the core's architecture).
+ */
+struct cq_error *cq_stack_report(struct cq_core *core, int32_t tid, unsigned max_frames, json_t **ret);
+
+#endif
