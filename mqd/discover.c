@@ -99,8 +99,11 @@ struct cq_error *cq__mqd_find_dll(struct cq_core *core, const struct cq_mqd_opti
 		if ((err = cq_plugin_open(o->dll, NULL, "--mqd-plugin", &fd, &real)))
 			return err;
 		ret->source = "--mqd-plugin";
-		/* the user's DLL may bring its libraries in its own directory */
-		err = cq_plugin_load_prepare(fd, real, o->dll, NULL, true, o->allow_untrusted, &ret->load);
+		/* the user's DLL may bring its libraries in its own directory, or in the
+		 * trusted ones (--mqd-trusted-dir) */
+		struct cq_dirs dirs = cq_plugin_trusted_dirs(o->trusted_dirs, patterns);
+		err = cq_plugin_load_prepare(fd, real, o->dll, &dirs, true, o->allow_untrusted, &ret->load);
+		cq_dirs_free(&dirs);
 		free(real);
 		if (err)
 			return err;

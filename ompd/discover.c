@@ -66,8 +66,12 @@ struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd
 		if ((err = cq_plugin_open(o->plugin, NULL, "--ompd-plugin", &fd, &real)))
 			return err;
 		ret->source = "--ompd-plugin";
-		/* the user's plugin may bring its libraries in its own directory */
-		err = cq_plugin_load_prepare(fd, real, o->plugin, NULL, true, o->allow_untrusted, &ret->load);
+		/* the user's plugin may bring its libraries in its own directory, or in the
+		 * trusted ones (--ompd-trusted-dir) */
+		static const char *const pats[] = {"/usr/lib/llvm-*/lib", NULL};
+		struct cq_dirs dirs = cq_plugin_trusted_dirs(o->trusted_dirs, pats);
+		err = cq_plugin_load_prepare(fd, real, o->plugin, &dirs, true, o->allow_untrusted, &ret->load);
+		cq_dirs_free(&dirs);
 		free(real);
 		if (err)
 			return err;
