@@ -312,14 +312,12 @@ static char *fd_real(int fd)
 	return strdup(buf);
 }
 
-/* Why the ELF file open as @p fd cannot be loaded here (another class or machine), or
- * NULL. */
-static const char *host_mismatch(int fd)
+/* Whether the ELF file open as @p fd can be loaded here (this host's class and machine). */
+static bool fits_host(int fd)
 {
-	unsigned char eh[20];
-	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh, ELFMAG, SELFMAG))
-		return "not an ELF file";
-	return cq_plugin_elf_fits(eh) ? NULL : "an ELF file of another class or machine than this coreq";
+	char *why = cq_plugin_host_mismatch_fd(fd, "", "");
+	free(why);
+	return !why;
 }
 
 struct cq_error *cq_plugin_open(const char *path, const struct cq_dirs *trusted, const char *option,
@@ -411,7 +409,7 @@ static struct cq_error *find_dep(struct resolve *r, const char *name, const char
 			continue;
 		}
 		char *real = fd_real(fd);
-		if (!real || host_mismatch(fd)) { /* ld.so passes over files of another class too */
+		if (!real || !fits_host(fd)) { /* ld.so passes over files of another class too */
 			free(real);
 			close(fd);
 			continue;
