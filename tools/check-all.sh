@@ -8,15 +8,19 @@ cd "$(dirname "$0")/.."
 pass=0 fail=0
 # How build32's i386 programs run (natively, or under qemu-i386-static where the kernel runs
 # no i386 code; COREQ_I386=qemu forces that way): decided once here, for every part.
+# Without a way the 32-bit host fails here, in one line (never skipped silently), and the
+# other two hosts are still tested.
 . tools/host32/i386-way.sh
-if ! i386_way; then
+variants="build build-asan build32"
+if i386_way; then
+	echo "# 32-bit host: $I386_WHY"
+	export COREQ_I386_WAY=$I386_WAY COREQ_I386_RUN=$I386_RUN
+else
 	echo "not ok - build32: no way to run i386 code here: $I386_WHY"
-	echo "0 passed, 1 failed"
-	exit 1
+	fail=$((fail + 1))
+	variants="build build-asan"
 fi
-echo "# 32-bit host: $I386_WHY"
-export COREQ_I386_WAY=$I386_WAY COREQ_I386_RUN=$I386_RUN
-for variant in build build-asan build32; do
+for variant in $variants; do
 	t0=$SECONDS
 	out=$(COREQ=$variant/coreq UNIT=$variant/tests ASAN_OPTIONS=detect_leaks=1:exitcode=86:handle_segv=0:handle_abort=0 UBSAN_OPTIONS=print_stacktrace=1:exitcode=87 tests/run.sh 2>&1)
 	rc=$?
