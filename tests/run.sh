@@ -26,7 +26,7 @@ if is_i386_elf "$COREQ"; then
 		exit 1
 	fi
 	echo "# $COREQ: $I386_WHY"
-	export COREQ_I386_WAY=$I386_WAY COREQ_I386_RUN=$I386_RUN COREQ_RUN=$I386_RUN
+	export COREQ_I386_WAY=$I386_WAY COREQ_I386_RUN=$I386_RUN COREQ_I386_WHY=$I386_WHY COREQ_RUN=$I386_RUN
 fi
 # every fixture's checksum, compared after the suite: nothing may write to an input
 fixture_sums() { find fixtures -type f -print0 | sort -z | xargs -0 sha256sum; }

@@ -14,7 +14,7 @@ pass=0 fail=0
 variants="build build-asan build32"
 if i386_way; then
 	echo "# 32-bit host: $I386_WHY"
-	export COREQ_I386_WAY=$I386_WAY COREQ_I386_RUN=$I386_RUN
+	export COREQ_I386_WAY=$I386_WAY COREQ_I386_RUN=$I386_RUN COREQ_I386_WHY=$I386_WHY
 else
 	echo "not ok - build32: no way to run i386 code here: $I386_WHY"
 	fail=$((fail + 1))

@@ -10,7 +10,7 @@ pass=0 fail=0
 ok() { echo "ok - $*"; pass=$((pass + 1)); }
 notok() { echo "not ok - $*"; fail=$((fail + 1)); }
 # the decision is made fresh in each case below, not taken from a caller's run
-unset COREQ_I386 COREQ_I386_WAY COREQ_I386_RUN COREQ_RUN
+unset COREQ_I386 COREQ_I386_WAY COREQ_I386_RUN COREQ_I386_WHY COREQ_RUN
 
 # expect NAME WANT_RC WANT_OUT_REGEX WANT_ERR_REGEX CMD...
 expect() {

@@ -16,7 +16,8 @@
 #
 # COREQ_I386=qemu forces the emulated way (so both ways are tested on any machine),
 # COREQ_I386=native forces the native way; unset or "auto" decides by the probe. The
-# decision is made once per run: a caller exports COREQ_I386_WAY and COREQ_I386_RUN, and
+# decision is made once per run: a caller exports COREQ_I386_WAY, COREQ_I386_RUN (and
+# COREQ_I386_WHY, the reason to repeat), and
 # i386_way takes them as they are when both are set (a nested script does not probe again).
 #
 # qemu-user needs no -L here: the i386 programs of the suite use the host's i386 loader and
@@ -34,7 +35,7 @@ _i386_runs() {
 
 i386_way() {
 	if [ -n "${COREQ_I386_WAY:-}" ] && [ -n "${COREQ_I386_RUN+set}" ]; then
-		I386_WAY=$COREQ_I386_WAY I386_RUN=$COREQ_I386_RUN I386_WHY="decided earlier in this run"
+		I386_WAY=$COREQ_I386_WAY I386_RUN=$COREQ_I386_RUN I386_WHY=${COREQ_I386_WHY:-decided earlier in this run}
 		return 0
 	fi
 	local want=${COREQ_I386:-auto} qemu
