@@ -144,7 +144,8 @@ static const char *base_name(const char *p)
 static char *dir_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
-	return s ? strndup(p, (size_t)(s - p ? s - p : 1)) : strdup(".");
+	/* "/x" is in "/", not in "" */
+	return s ? strndup(p, s > p ? (size_t)(s - p) : 1) : strdup(".");
 }
 
 /* Names (base names and SONAMEs) of the objects already in this process. */
