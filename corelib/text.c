@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Escaping strings from a core for reports (text.h). */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -94,4 +95,17 @@ json_t *cq_json_str(const char *s)
 	json_t *j = e ? json_string(e) : NULL;
 	free(e);
 	return j;
+}
+
+void cq_json_problem(json_t *problems, const char *item, const char *fmt, ...)
+{
+	va_list ap;
+	char *m = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	json_array_append_new(problems, json_pack("{s:o, s:o}", "item", cq_json_str(item), "message",
+						  cq_json_str(m ? m : "?")));
+	free(m);
 }

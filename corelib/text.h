@@ -27,4 +27,9 @@ char *cq_text_escape(const char *s);
  * json_string() is for invalid UTF-8); NULL for NULL, as json_string(). */
 json_t *cq_json_str(const char *s);
 
+/** Append {"item": @p item, "message": printf(@p fmt, ...)} to the JSON array @p problems,
+ * both through cq_json_str() (the reports' common "problems" entry). */
+void cq_json_problem(json_t *problems, const char *item, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif

@@ -12,19 +12,6 @@
 #include "host.h"
 #include "query.h"
 
-static void problem(json_t *problems, const char *item, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void problem(json_t *problems, const char *item, const char *fmt, ...)
-{
-	va_list ap;
-	char *m = NULL;
-	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
-	va_end(ap);
-	json_array_append_new(problems, json_pack("{s:s, s:o}", "item", item, "message", cq_json_str(m ? m : "?")));
-	free(m);
-}
 
 static void free_choice(struct cq_mqd_choice *c)
 {
@@ -91,10 +78,10 @@ static void known_limits(struct cq_core *core, json_t *doc, json_t *problems)
 		}
 	}
 	if (any_unexpected)
-		problem(problems, "unexpected queue",
+		cq_json_problem(problems, "unexpected queue",
 			"Open MPI 4.1's DLL does not implement the unexpected-message queue (mqs_no_information): messages that arrived unmatched are not shown");
 	if (be && any_ops)
-		problem(problems, "operation status",
+		cq_json_problem(problems, "operation status",
 			"big-endian target: Open MPI 4.1's DLL reads req_complete as one byte of a pointer, so the status of each operation is unreliable (flagged)");
 }
 
@@ -136,7 +123,7 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 			"coreq's own DLL for Open MPI 4.1 shows the unexpected queue, reads ranks, tags and request status right on every target and serves any host; --mqd-vendor uses the one the core names"));
 	json_object_set_new(doc, "dll", dll);
 	if (choice.refused)
-		problem(problems, "dll trust",
+		cq_json_problem(problems, "dll trust",
 			"not loaded: %s lies outside the trusted directories (allow it with --mqd-allow-untrusted or --mqd-trusted-dir); %s was used instead",
 			choice.refused, choice.path);
 
@@ -154,7 +141,7 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 	json_t *deaths = json_array();
 	for (size_t i = 0; i < died.n; i++) {
 		json_array_append_new(deaths, json_pack("{s:o, s:o}", "call", cq_json_str(died.call[i]), "how", cq_json_str(died.how[i])));
-		problem(problems, "dll", "%s %s; the call was skipped in a new run", choice.path, died.how[i]);
+		cq_json_problem(problems, "dll", "%s %s; the call was skipped in a new run", choice.path, died.how[i]);
 	}
 	cq_isolate_deaths_deinit(&died);
 	json_object_set_new(dll, "skipped_calls", deaths);
@@ -176,7 +163,7 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 			json_object_set(doc, k, rec);
 			json_t *m = json_object_get(rec, "message");
 			if (json_object_get(rec, "has_queues") == json_false() || json_object_get(rec, "has_queues") == NULL)
-				problem(problems, k, "the DLL reports no message queues for this %s: %s", k,
+				cq_json_problem(problems, k, "the DLL reports no message queues for this %s: %s", k,
 					json_is_string(m) ? json_string_value(m) :
 					json_string_value(json_object_get(rec, "has_queues_rc")) ?:
 					json_string_value(json_object_get(rec, "setup_rc")) ?: "?");
@@ -186,7 +173,7 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 			json_object_set(doc, "callbacks", rec);
 		} else if (!strcmp(k, "error")) {
 			char *names = joined(json_object_get(rec, "missing"));
-			problem(problems, "dll", "%s: %s%s%s", choice.path,
+			cq_json_problem(problems, "dll", "%s: %s%s%s", choice.path,
 				json_string_value(json_object_get(rec, "message")),
 				names && *names ? ": " : "", names ? names : "");
 			free(names);
@@ -198,7 +185,7 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 	char *how = cq_isolate_describe(&r);
 	json_object_set_new(dll, "run", json_pack("{s:o, s:f}", "ended", cq_json_str(how ? how : "?"), "seconds", r.seconds));
 	if (!done)
-		problem(problems, "dll", "%s %s; everything reported before that is shown", choice.path,
+		cq_json_problem(problems, "dll", "%s %s; everything reported before that is shown", choice.path,
 			how ? how : "ended early");
 	free(how);
 	if (r.output && *r.output)
@@ -212,7 +199,7 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 	json_t *mt = json_object_get(cb, "missing_types");
 	if (json_array_size(mt)) {
 		char *names = joined(mt);
-		problem(problems, "types",
+		cq_json_problem(problems, "types",
 			"the DLL asked for type(s) %s, not found: searched %s; give a type donor built for the target from the MPI library's headers (--types FILE; tools/fixtures/mpi builds one for Open MPI)",
 			names ? names : "?", json_string_value(json_object_get(cb, "type_sources")) ?: "?");
 		free(names);
@@ -225,7 +212,7 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 			json_array_remove(ms, si--);
 	if (json_array_size(ms) && !json_array_size(json_object_get(doc, "communicators"))) {
 		char *names = joined(ms);
-		problem(problems, "symbols", "the DLL asked for symbol(s) %s, not found in the core's images",
+		cq_json_problem(problems, "symbols", "the DLL asked for symbol(s) %s, not found in the core's images",
 			names ? names : "?");
 		free(names);
 	}

@@ -14,20 +14,6 @@
 #include "host.h"
 #include "query.h"
 
-static void problem(json_t *problems, const char *item, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void problem(json_t *problems, const char *item, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *m;
-	int n = vasprintf(&m, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	json_array_append_new(problems, json_pack("{s:s, s:o}", "item", item, "message", cq_json_str(m ? m : "?")));
-	free(m);
-}
 
 static bool any_rc(json_t *v, const char *rc)
 {
@@ -73,7 +59,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 				   "abi");
 	json_object_set_new(doc, "plugin", plugin);
 	if (choice.refused)
-		problem(problems, "plugin trust",
+		cq_json_problem(problems, "plugin trust",
 			"not loaded: %s lies outside the trusted directories (allow it with --ompd-allow-untrusted or --ompd-trusted-dir); %s was used instead",
 			choice.refused, choice.path);
 	struct cq_image *rt = choice.runtime ? cq_core_image_named(core, choice.runtime) : NULL;
@@ -118,7 +104,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	json_t *deaths = json_array();
 	for (size_t i = 0; i < died.n; i++) {
 		json_array_append_new(deaths, json_pack("{s:o, s:o}", "call", cq_json_str(died.call[i]), "how", cq_json_str(died.how[i])));
-		problem(problems, "plugin", "%s %s; the call was skipped in a new run", choice.path,
+		cq_json_problem(problems, "plugin", "%s %s; the call was skipped in a new run", choice.path,
 			died.how[i]);
 	}
 	cq_isolate_deaths_deinit(&died);
@@ -157,7 +143,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 					json_string_value(json_array_get(miss, k)));
 			if (f)
 				fclose(f);
-			problem(problems, "plugin", "%s: %s%s", choice.path,
+			cq_json_problem(problems, "plugin", "%s: %s%s", choice.path,
 				json_string_value(json_object_get(rec, "message")), names ? names : "");
 			free(names);
 		} else if (!strcmp(kind, "done")) {
@@ -170,7 +156,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	json_object_set_new(plugin, "run", json_pack("{s:o, s:f}", "ended", cq_json_str(how ? how : "?"),
 						      "seconds", r.seconds));
 	if (!done)
-		problem(problems, "plugin", "%s %s; everything reported before that is shown",
+		cq_json_problem(problems, "plugin", "%s %s; everything reported before that is shown",
 			choice.path, how ? how : "failed");
 	free(how);
 	if (r.output && *r.output)
@@ -187,7 +173,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	if (proc && strcmp(json_string_value(json_object_get(proc, "initialize_rc")), "ompd_rc_ok") != 0 &&
 	    json_array_size(miss)) {
 		char *bid = rt ? cq_hex_string(rt->build_id, rt->build_id_len) : NULL;
-		problem(problems, "runtime",
+		cq_json_problem(problems, "runtime",
 			"the plugin cannot use the runtime %s (build-id %s): %s; missing symbols: %s. The runtime is probably stripped: supply its symbols (--debug-dir with .build-id/xx/rest.debug, or analyze a bundle made where the unstripped runtime was available)",
 			choice.runtime ? choice.runtime : "?", bid && *bid ? bid : "unknown",
 			json_string_value(json_object_get(proc, "initialize_rc")),
@@ -195,10 +181,10 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 		free(bid);
 	}
 	else if (proc && strcmp(json_string_value(json_object_get(proc, "initialize_rc")), "ompd_rc_ok") != 0)
-		problem(problems, "runtime", "ompd_process_initialize: %s: the plugin cannot handle this process",
+		cq_json_problem(problems, "runtime", "ompd_process_initialize: %s: the plugin cannot handle this process",
 			json_string_value(json_object_get(proc, "initialize_rc")));
 	if (any_rc(threads, "ompd_rc_needs_state_tracking") || any_rc(tasks, "ompd_rc_needs_state_tracking"))
-		problem(problems, "state tracking",
+		cq_json_problem(problems, "state tracking",
 			"states, task frames and task functions are unavailable: the program did not run with OMP_DEBUG=enabled (ompd_rc_needs_state_tracking)");
 	size_t nomp = 0, i;
 	json_t *t;

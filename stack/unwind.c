@@ -5,7 +5,6 @@
  * cores. */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -40,21 +39,6 @@ struct unwinder {
 	json_t *problems;
 };
 
-static void problem(struct unwinder *u, const char *item, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void problem(struct unwinder *u, const char *item, const char *fmt, ...)
-{
-	va_list ap;
-	char *m = NULL;
-	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
-	va_end(ap);
-	json_array_append_new(u->problems, json_pack("{s:o, s:o}", "item", cq_json_str(item), "message",
-						     cq_json_str(m ? m : "?")));
-	free(m);
-}
 
 /* ---- module callbacks: coreq's files, never a search of the host ---- */
 
@@ -230,7 +214,7 @@ static void report_modules(struct unwinder *u)
 			uint8_t *buf = malloc(size);
 			struct cq_error *err = buf ? cq_core_read(core, img->start, buf, size) : &cq_error_nomem;
 			if (err) {
-				problem(u, img->name, "the vDSO is not in the core (%s): frames in it are not unwound",
+				cq_json_problem(u->problems, img->name, "the vDSO is not in the core (%s): frames in it are not unwound",
 					err->message);
 				cq_error_destroy(err);
 				free(buf);
@@ -252,7 +236,7 @@ static void report_modules(struct unwinder *u)
 		mod = dwfl_report_elf(u->dwfl, img->name, img->found_path, fd, img->bias, true);
 		if (!mod) {
 			close(fd);
-			problem(u, img->name, "libdwfl refused %s as a module: %s", img->found_path, dwfl_errmsg(-1));
+			cq_json_problem(u->problems, img->name, "libdwfl refused %s as a module: %s", img->found_path, dwfl_errmsg(-1));
 			continue;
 		}
 		void **ud;
