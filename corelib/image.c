@@ -206,9 +206,14 @@ static struct cq_elf *open_shared(struct cq_core *core, const char *path, bool d
 	return NULL;
 }
 
-/* Mapped range of an image: NT_FILE ranges of its path, else its file's loads. */
-/* The NT_FILE mapping where @p img's own loads begin (see image_range()): the offset-0
- * mapping of its file at or below its bias, else the first; nfile_maps if none. */
+/* An image's own NT_FILE mappings. A file mapped again elsewhere (ASan's runtime maps
+ * itself twice, a program may mmap its own executable) must not stretch the image over
+ * everything in between, or every pc there is named after this image. Its loads are the
+ * mappings (sorted by address) from the offset-0 one at its base up to the next offset-0
+ * mapping of the file.
+ *
+ * cluster_anchor(): where they begin, the offset-0 mapping of the file at or below the
+ * image's bias, else the first; nfile_maps if none. */
 static size_t cluster_anchor(const struct cq_core *core, const struct cq_image *img)
 {
 	size_t anchor = SIZE_MAX;
@@ -222,6 +227,22 @@ static size_t cluster_anchor(const struct cq_core *core, const struct cq_image *
 	return anchor == SIZE_MAX ? core->nfile_maps : anchor;
 }
 
+/* The image's next own mapping at or after index @p i (mappings of other files passed
+ * over, another offset-0 one of this file ends them), or nfile_maps. */
+static size_t cluster_next(const struct cq_core *core, const struct cq_image *img, size_t anchor, size_t i)
+{
+	for (; i < core->nfile_maps; i++) {
+		const struct cq_file_map *m = &core->file_maps[i];
+		if (cq_image_has_path(img, m->path))
+			return i != anchor && m->offset == 0 ? core->nfile_maps : i;
+	}
+	return core->nfile_maps;
+}
+
+#define FOR_CLUSTER(core, img, a, i)                                                         \
+	for (size_t a = cluster_anchor(core, img), i = cluster_next(core, img, a, a);        \
+	     i < (core)->nfile_maps; i = cluster_next(core, img, a, i + 1))
+
 /* Tell memory which target addresses @p img's verified file backs: its NT_FILE mappings
  * (what the kernel really mapped) when the core has them, else its PT_LOADs at its bias.
  * Once per image, as soon as both file and bias are known, so that reads made while the
@@ -232,16 +253,13 @@ static void register_ranges(struct cq_core *core, struct cq_image *img)
 		return;
 	struct cq_error *err = NULL;
 	if (core->nfile_maps) {
-		size_t anchor = cluster_anchor(core, img);
-		if (anchor == core->nfile_maps)
-			return;
-		for (size_t i = anchor; i < core->nfile_maps && !err; i++) {
+		if (cluster_anchor(core, img) == core->nfile_maps)
+			return; /* no mapping of its own yet */
+		FOR_CLUSTER(core, img, anchor, i) {
 			const struct cq_file_map *m = &core->file_maps[i];
-			if (!cq_image_has_path(img, m->path))
-				continue;
-			if (i != anchor && m->offset == 0)
-				break;
-			err = cq__memory_add_file(core, m->start, m->end, img->elf->file, m->offset, img->found_path);
+			if (!err)
+				err = cq__memory_add_file(core, m->start, m->end, img->elf->file, m->offset,
+							  img->found_path);
 		}
 	} else {
 		if (!img->bias_known)
@@ -262,18 +280,9 @@ static void image_range(struct cq_core *core, struct cq_image *img)
 {
 	img->start = UINT64_MAX;
 	img->end = 0;
-	/* The image's own mappings only: a file mapped again elsewhere (ASan's runtime maps
-	 * itself twice, a program may mmap its own executable) must not stretch the image
-	 * over everything in between, or every pc there is named after this image. Its loads
-	 * are the mappings (sorted by address) from the offset-0 one at its base (the last at
-	 * or below the bias, else the first) up to the next offset-0 mapping of the file. */
-	size_t anchor = cluster_anchor(core, img);
-	for (size_t i = anchor; i < core->nfile_maps; i++) {
+	/* NT_FILE ranges of its own mappings, else its file's loads */
+	FOR_CLUSTER(core, img, anchor, i) {
 		const struct cq_file_map *m = &core->file_maps[i];
-		if (!cq_image_has_path(img, m->path))
-			continue;
-		if (i != anchor && m->offset == 0)
-			break; /* the file mapped again */
 		img->from_file_note = true;
 		if (m->start < img->start)
 			img->start = m->start;

@@ -100,7 +100,8 @@ bool cq_plugin_trusted(const char *real, const struct cq_dirs *d)
 	return false;
 }
 
-bool cq_plugin_elf_fits(const unsigned char eh[20])
+/* Whether an ELF header (its first 20 bytes) is of this host's class and machine. */
+static bool elf_fits(const unsigned char eh[20])
 {
 	unsigned machine = eh[EI_DATA] == ELFDATA2LSB ? (unsigned)(eh[18] | eh[19] << 8) :
 							(unsigned)(eh[18] << 8 | eh[19]);
@@ -114,7 +115,7 @@ char *cq_plugin_host_mismatch_fd(int fd, const char *path, const char *option)
 	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh, ELFMAG, SELFMAG)) {
 		if (asprintf(&why, "%s is not a readable ELF file", path) < 0)
 			why = NULL;
-	} else if (!cq_plugin_elf_fits(eh)) {
+	} else if (!elf_fits(eh)) {
 		unsigned machine = eh[EI_DATA] == ELFDATA2LSB ? (unsigned)(eh[18] | eh[19] << 8) :
 								(unsigned)(eh[18] << 8 | eh[19]);
 		if (asprintf(&why, "%s is a %d-bit plugin for e_machine %u; this coreq is %d-bit for e_machine %u: use a plugin built for the host (%s)",

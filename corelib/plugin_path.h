@@ -33,9 +33,6 @@ const char *cq_host_multiarch(void);
 /** Whether the resolved path @p real lies directly in one of @p d (resolved too). */
 bool cq_plugin_trusted(const char *real, const struct cq_dirs *d);
 
-/** Whether an ELF header (its first 20 bytes) is of this host's class and machine. */
-bool cq_plugin_elf_fits(const unsigned char eh[20]);
-
 /** Why the file open as @p fd (named @p path) cannot be loaded into this process (not
  * ELF, other class or machine), or NULL if it can; @p option names how the user gives
  * another plugin ("--mqd-plugin"). Caller frees. */
