@@ -3,6 +3,8 @@
  * follows elfutils' linux-core-attach.c, but every answer comes from corelib: libdwfl's
  * own core attach fails on some of our cores (riscv64 gcore) and finds no modules in qemu
  * cores. */
+#include <dwarf.h>
+#include <elf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 
 #include "corelib/image.h"
 #include "corelib/text.h"
+#include "internal.h"
 #include "stack.h"
 
 struct unwinder;
@@ -37,6 +40,11 @@ struct unwinder {
 	bool faulted;
 	uint64_t fault_addr;
 	json_t *problems;
+	/* where the next walk starts: the thread's registers, or the caller's after a step of
+	 * coreq's */
+	struct cq_stack_regs start;
+	uint64_t start_pc;
+	bool carry[CQ_STACK_NREGS]; /* the DWARF registers a frame's description keeps */
 };
 
 
@@ -112,31 +120,35 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	return true;
 }
 
+/* The registers a walk starts from (u->start, u->start_pc): the thread's own, then after
+ * each step of coreq's the caller's registers it computed. */
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	const struct thread_ref *ref = thread_arg;
-	struct cq_core *core = ref->u->core;
-	const struct cq_thread *th = ref->th;
-	const struct cq_target *t = core->target;
-	bool ra_is_reg = false;
-	for (unsigned r = 0; r < t->nregs; r++) {
-		int d = t->regs[r].dwarf;
-		if (d < 0 || !cq_thread_has_reg(core, th, r))
-			continue;
-		ra_is_reg |= d == t->dwarf_ra;
-		Dwarf_Word w = cq_thread_reg_at(core, th, r);
-		/* registers past the backend's frame_nregs (segment registers) are refused: fine */
-		(void)dwfl_thread_state_registers(thread, d, 1, &w);
-	}
-	/* powerpc: CFI's return-address column (65) is LR, which the table numbers 108 */
-	int lr = ra_is_reg ? -1 : cq_target_reg_index(t, "lr");
-	if (lr >= 0 && cq_thread_has_reg(core, th, (unsigned)lr)) {
-		Dwarf_Word w = cq_thread_reg_at(core, th, (unsigned)lr);
-		(void)dwfl_thread_state_registers(thread, t->dwarf_ra, 1, &w);
-	}
+	const struct unwinder *u = ref->u;
+	for (int d = 0; d < CQ_STACK_NREGS; d++)
+		if (u->start.ok[d]) {
+			Dwarf_Word w = u->start.v[d];
+			/* numbers past the backend's frame_nregs are refused: fine */
+			(void)dwfl_thread_state_registers(thread, d, 1, &w);
+		}
 	/* the pc explicitly on every architecture, or frame 0 is the return address */
-	dwfl_thread_state_register_pc(thread, th->pc);
+	dwfl_thread_state_register_pc(thread, u->start_pc);
 	return true;
+}
+
+/* A thread's registers from its prstatus block, by the target table's DWARF numbers. */
+static void thread_regs(const struct cq_core *core, const struct cq_thread *th, struct cq_stack_regs *r)
+{
+	const struct cq_target *t = core->target;
+	memset(r, 0, sizeof(*r));
+	for (unsigned i = 0; i < t->nregs; i++)
+		if (t->regs[i].dwarf >= 0 && cq_thread_has_reg(core, th, i))
+			cq_stack_set(r, t->regs[i].dwarf, cq_thread_reg_at(core, th, i));
+	/* powerpc: CFI's return-address column (65) is LR, which the table numbers 108 */
+	int lr = r->ok[t->dwarf_ra] ? -1 : cq_target_reg_index(t, "lr");
+	if (lr >= 0 && cq_thread_has_reg(core, th, (unsigned)lr))
+		cq_stack_set(r, t->dwarf_ra, cq_thread_reg_at(core, th, (unsigned)lr));
 }
 
 static void detach(Dwfl *dwfl, void *arg)
@@ -145,58 +157,210 @@ static void detach(Dwfl *dwfl, void *arg)
 
 /* ---- frames ---- */
 
+/* A walk over one thread: libdwfl's frames in segments, coreq's own steps between them. */
 struct walk {
 	struct unwinder *u;
+	struct cq_stack_ctx ctx;
 	json_t *frames;
-	unsigned n, max;
-	char stop[256];
+	unsigned index;          /* entries so far, inlined ones included */
+	unsigned nphys, max;     /* physical frames so far, and the bound on them */
+	char stop[400];
+	/* the segment libdwfl is walking: how its first frame was found and its real pc (libdwfl
+	 * was given pc - 1 so that a return address is looked up in the call's row) */
+	unsigned seg_frames;
+	enum cq_found_by seg_how;
+	uint64_t seg_pc;
+	bool seg_exact;          /* seg_pc is exact (the thread's own pc) */
+	/* the previous physical frame */
+	struct cq_stack_regs last;
+	uint64_t last_pc, last_at, last_sp;
+	bool have_last_sp, last_cfi, last_signal;
+	json_t *last_obj;
+	unsigned same_sp;        /* frames in a row with the same stack pointer */
 };
 
-static json_t *hex(uint64_t v)
+/* How libdwfl's own fallback (used for a frame without CFI) found the caller. */
+static enum cq_found_by dwfl_fallback_kind(const struct cq_target *t)
 {
-	char b[24];
-	snprintf(b, sizeof(b), "0x%" PRIx64, v);
-	return json_string(b);
+	return t->e_machine == EM_S390 || t->e_machine == EM_PPC64 ? CQ_FOUND_BACKCHAIN : CQ_FOUND_FP;
+}
+
+/* The frame's CFA from its CFI (.eh_frame first, as libdwfl looks), when the rule is a
+ * register plus an offset; also whether there is CFI and whether it is a signal
+ * trampoline's. */
+static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs *regs, json_t *f, bool *has_cfi,
+		      bool *signal)
+{
+	*has_cfi = *signal = false;
+	for (int pass = 0; mod && pass < 2 && !*has_cfi; pass++) {
+		Dwarf_Addr bias;
+		Dwarf_CFI *cfi = pass ? dwfl_module_dwarf_cfi(mod, &bias) : dwfl_module_eh_cfi(mod, &bias);
+		Dwarf_Frame *fr;
+		if (!cfi || dwarf_cfi_addrframe(cfi, at - bias, &fr) != 0)
+			continue;
+		*has_cfi = true;
+		Dwarf_Op *ops;
+		size_t nops;
+		uint64_t base;
+		dwarf_frame_info(fr, NULL, NULL, signal);
+		if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1) {
+			int reg = ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 ? ops[0].atom - DW_OP_breg0
+			        : ops[0].atom == DW_OP_bregx ? (int)ops[0].number : -1;
+			int64_t off = ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2 : (int64_t)ops[0].number;
+			if (reg >= 0 && cq_stack_reg(regs, reg, &base))
+				json_object_set_new(f, "cfa", cq_stack_hex(base + (uint64_t)off));
+		}
+		free(fr);
+	}
 }
 
 static int on_frame(Dwfl_Frame *state, void *arg)
 {
 	struct walk *w = arg;
-	struct cq_core *core = w->u->core;
+	const struct cq_target *t = w->u->core->target;
 	Dwarf_Addr pc;
 	bool activation;
 	if (!dwfl_frame_pc(state, &pc, &activation)) {
-		snprintf(w->stop, sizeof(w->stop), "no pc for frame %u: %s", w->n, dwfl_errmsg(-1));
+		snprintf(w->stop, sizeof(w->stop), "no pc for frame %u: %s", w->nphys, dwfl_errmsg(-1));
 		return DWARF_CB_ABORT;
 	}
-	/* a return address names the call before it: look it up at pc - 1 */
-	uint64_t at = activation ? pc : pc - 1;
-	json_t *f = json_pack("{s:i, s:o}", "index", (int)w->n, "pc", hex(pc));
-	struct cq_symref ref;
-	struct cq_error *err = cq_core_symbolize(core, at, &ref);
-	if (!err && ref.image) {
-		const char *base = strrchr(ref.image->name, '/');
-		json_object_set_new(f, "module", cq_json_str(base ? base + 1 : ref.image->name));
-		json_object_set_new(f, "module_offset", ref.image->bias_known ? hex(pc - ref.image->bias) : json_null());
-	} else {
-		json_object_set_new(f, "module", json_null());
-		json_object_set_new(f, "module_offset", json_null());
+	struct cq_stack_regs regs = {0};
+	for (int d = 0; d < CQ_STACK_NREGS; d++) {
+		Dwarf_Word v;
+		if (w->u->carry[d] && dwfl_frame_reg(state, (unsigned)d, &v) == 0)
+			cq_stack_set(&regs, d, v);
 	}
-	if (!err && ref.sym && ref.image && ref.image->bias_known) {
-		json_object_set_new(f, "function", cq_json_str(ref.sym->name));
-		json_object_set_new(f, "function_offset", hex(pc - (ref.image->bias + ref.sym->value)));
+	enum cq_found_by how;
+	uint64_t at;
+	if (w->seg_frames == 0) {
+		how = w->seg_how;
+		pc = w->seg_pc;
+		at = w->seg_exact ? pc : pc - 1;
 	} else {
-		json_object_set_new(f, "function", json_null());
-		json_object_set_new(f, "function_offset", json_null());
+		how = w->last_signal ? CQ_FOUND_SIGNAL : w->last_cfi ? CQ_FOUND_CFI : dwfl_fallback_kind(t);
+		if (t->e_machine == EM_ARM)
+			pc &= ~(Dwarf_Addr)1; /* the Thumb bit */
+		/* a return address names the call before it; after a signal frame the pc is exact */
+		at = activation ? pc : pc - 1;
 	}
-	cq_error_destroy(err);
-	json_object_set_new(f, "found_by", json_string(w->n == 0 ? "initial" : "unwind"));
-	json_array_append_new(w->frames, f);
-	if (++w->n >= w->max) {
+	w->seg_frames++;
+
+	/* a stack that does not move on: stop before the frame that would repeat */
+	uint64_t sp = 0;
+	bool have_sp = cq_stack_reg(&regs, t->dwarf_sp, &sp);
+	if (have_sp && w->have_last_sp && how != CQ_FOUND_SIGNAL) {
+		if (sp < w->last_sp) {
+			snprintf(w->stop, sizeof(w->stop), "corrupt stack? frame %u's stack pointer 0x%" PRIx64
+				 " is below its callee's (0x%" PRIx64 ")", w->nphys, sp, w->last_sp);
+			return DWARF_CB_ABORT;
+		}
+		if (sp == w->last_sp && pc == w->last_pc) {
+			snprintf(w->stop, sizeof(w->stop), "a cycle: frame %u repeats frame %u (same pc and stack pointer)",
+				 w->nphys, w->nphys - 1);
+			return DWARF_CB_ABORT;
+		}
+		if (sp == w->last_sp && ++w->same_sp >= 64) {
+			snprintf(w->stop, sizeof(w->stop), "the stack pointer did not move for 64 frames");
+			return DWARF_CB_ABORT;
+		}
+		if (sp != w->last_sp)
+			w->same_sp = 0;
+	}
+	json_t *f = cq_stack_describe(&w->ctx, w->frames, &w->index, pc, at, how);
+	frame_cfi(dwfl_addrmodule(w->u->dwfl, at), at, &regs, f, &w->last_cfi, &w->last_signal);
+	if (w->last_signal)
+		json_object_set_new(f, "signal_frame", json_true());
+	w->last = regs;
+	w->last_pc = pc;
+	w->last_at = at;
+	w->last_sp = sp;
+	w->have_last_sp = have_sp;
+	w->last_obj = f;
+	if (++w->nphys >= w->max) {
 		snprintf(w->stop, sizeof(w->stop), "--max-frames %u reached", w->max);
 		return DWARF_CB_ABORT;
 	}
 	return DWARF_CB_OK;
+}
+
+static bool read_word(void *arg, uint64_t addr, uint64_t *val)
+{
+	return memory_read(NULL, addr, val, arg);
+}
+
+/* The name of the last frame for a stop reason: "fx_crash (fixprog)". */
+static void last_frame_name(const struct walk *w, char *buf, size_t size)
+{
+	const char *fn = json_string_value(json_object_get(w->last_obj, "function"));
+	const char *mod = json_string_value(json_object_get(w->last_obj, "module"));
+	char *e1 = cq_text_escape(fn ? fn : "??"), *e2 = cq_text_escape(mod ? mod : "no module");
+	snprintf(buf, size, "%s (%s)", e1 ? e1 : "?", e2 ? e2 : "?");
+	free(e1);
+	free(e2);
+}
+
+/* One thread: libdwfl from the thread's registers; where it has no CFI for a frame, one
+ * step of coreq's (internal.h) and libdwfl again from the caller. */
+static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned max, bool crashing)
+{
+	struct walk w = {.u = u, .frames = json_array(), .max = max, .seg_how = CQ_FOUND_INITIAL,
+			 .seg_pc = th->pc, .seg_exact = true};
+	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u};
+	thread_regs(u->core, th, &u->start);
+	u->start_pc = th->pc;
+	for (;;) {
+		w.seg_frames = 0;
+		u->faulted = false;
+		int rc = dwfl_getthread_frames(u->dwfl, th->tid, on_frame, &w);
+		if (w.stop[0])
+			break;
+		if (rc == 0) {
+			snprintf(w.stop, sizeof(w.stop), "end of stack");
+			break;
+		}
+		char name[160];
+		last_frame_name(&w, name, sizeof(name));
+		if (!w.seg_frames) {
+			snprintf(w.stop, sizeof(w.stop), "libdwfl gave no frame: %s", dwfl_errmsg(-1));
+			break;
+		}
+		if (w.last_cfi) {
+			if (u->faulted)
+				snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+					 u->fault_addr, name);
+			else
+				snprintf(w.stop, sizeof(w.stop), "the CFI of %s does not unwind: %s", name, dwfl_errmsg(-1));
+			break;
+		}
+		/* no CFI: libdwfl's own fallback failed (a read of it may have faulted); coreq's
+		 * step knows where the ABI ends a stack (a zero back chain, EXIDX_CANTUNWIND) */
+		struct cq_stack_step st;
+		struct cq_stack_stop why;
+		if (!cq_stack_fallback(&w.ctx, &w.last, w.last_at, w.nphys == 1, &st, &why)) {
+			if (why.end)
+				snprintf(w.stop, sizeof(w.stop), "end of stack (%s: %s)", name, why.why);
+			else if (u->faulted)
+				snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+					 u->fault_addr, name);
+			else
+				snprintf(w.stop, sizeof(w.stop), "no unwind information for %s: %s", name, why.why);
+			break;
+		}
+		json_object_set_new(w.last_obj, "cfa", cq_stack_hex(st.cfa));
+		if (!st.ra_pc) {
+			snprintf(w.stop, sizeof(w.stop), "end of stack (%s returns to 0)", name);
+			break;
+		}
+		/* libdwfl restarts from the caller, at the call's address (pc - 1) so that its CFI
+		 * row is the call's */
+		u->start = st.regs;
+		u->start_pc = st.ra_pc - 1;
+		w.seg_how = st.how;
+		w.seg_pc = st.ra_pc;
+		w.seg_exact = false;
+	}
+	return json_pack("{s:i, s:b, s:o, s:s}", "tid", th->tid, "crashing", crashing, "frames", w.frames, "stop",
+			 w.stop);
 }
 
 /* The modules: every image with a verified file at a known bias, and the vDSO. */
@@ -269,6 +433,11 @@ struct cq_error *cq_stack_report(struct cq_core *core, int32_t tid, unsigned max
 	}
 	for (size_t i = 0; i < core->nthreads; i++)
 		u.refs[i] = (struct thread_ref){&u, &core->threads[i]};
+	for (unsigned r = 0; r < core->target->nregs; r++)
+		if (core->target->regs[r].dwarf >= 0 && core->target->regs[r].dwarf < CQ_STACK_NREGS)
+			u.carry[core->target->regs[r].dwarf] = true;
+	if (core->target->dwarf_ra >= 0 && core->target->dwarf_ra < CQ_STACK_NREGS)
+		u.carry[core->target->dwarf_ra] = true;
 	if (core->nthreads)
 		u.order[u.norder++] = core->crash_thread;
 	for (size_t i = 0; i < core->nthreads; i++)
@@ -299,26 +468,13 @@ struct cq_error *cq_stack_report(struct cq_core *core, int32_t tid, unsigned max
 		struct cq_thread *th = &core->threads[u.order[k]];
 		if (tid && th->tid != tid)
 			continue;
-		struct walk w = {.u = &u, .frames = json_array(), .max = max_frames};
-		u.faulted = false;
-		int rc = dwfl_getthread_frames(u.dwfl, th->tid, on_frame, &w);
-		if (!w.stop[0]) {
-			if (rc == 0)
-				snprintf(w.stop, sizeof(w.stop), "end of stack");
-			else if (u.faulted)
-				snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core", u.fault_addr);
-			else
-				snprintf(w.stop, sizeof(w.stop), "no unwind information: %s", dwfl_errmsg(-1));
-		}
-		json_array_append_new(threads, json_pack("{s:i, s:b, s:o, s:s}", "tid", th->tid, "crashing",
-							 u.order[k] == core->crash_thread, "frames", w.frames,
-							 "stop", w.stop));
+		json_array_append_new(threads, walk_thread(&u, th, max_frames, u.order[k] == core->crash_thread));
 	}
 	dwfl_end(u.dwfl);
 	free(u.vdso);
 	free(u.order);
 	free(u.refs);
-	*ret = json_pack("{s:s, s:o, s:s, s:o, s:o}", "schema", "coreq-bt/1", "core", cq_json_str(core->file->path),
+	*ret = json_pack("{s:s, s:o, s:s, s:o, s:o}", "schema", "coreq-bt/2", "core", cq_json_str(core->file->path),
 			 "arch", core->target->name, "threads", threads, "problems", u.problems);
 	return NULL;
 }

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* The steps coreq takes where a frame has no CFI (internal.h): which one an architecture
+ * has, and the frame-pointer, back-chain and link-register steps. Each accepts a candidate
+ * only when it looks like a frame: the new stack pointer above the old one, in the same
+ * mapping, and a return address inside a module. */
+#include <elf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "corelib/image.h"
+#include "internal.h"
+
+#ifndef EM_RISCV
+#define EM_RISCV 243
+#endif
+
+/* A frame is not larger than this (glibc's default thread stack is 8 MiB). */
+#define MAX_FRAME_BYTES (UINT64_C(8) << 20)
+
+static const struct cq_segment *segment_of(const struct cq_core *core, uint64_t addr)
+{
+	size_t lo = 0, hi = core->nsegments;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct cq_segment *s = &core->segments[mid];
+		if (addr < s->vaddr)
+			hi = mid;
+		else if (addr - s->vaddr >= s->memsz)
+			lo = mid + 1;
+		else
+			return s;
+	}
+	return NULL;
+}
+
+/* @p next is a plausible outer stack address for a frame whose stack pointer is @p sp. */
+static bool outer_frame(const struct cq_core *core, uint64_t sp, uint64_t next, unsigned align)
+{
+	if (next <= sp || next - sp > MAX_FRAME_BYTES || next % align)
+		return false;
+	const struct cq_segment *s = segment_of(core, sp);
+	/* a frame's top may be the mapping's end (the first frame of a stack) */
+	return s && (segment_of(core, next) == s || segment_of(core, next - 1) == s);
+}
+
+static bool code_address(const struct cq_stack_ctx *ctx, uint64_t ra)
+{
+	return ra && dwfl_addrmodule(ctx->dwfl, ra - 1);
+}
+
+/* riscv64 with a frame pointer: s0 is the CFA, the return address is at s0 - 8 and the
+ * caller's s0 at s0 - 16 (the psABI's frame record). */
+static bool fp_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, struct cq_stack_step *out,
+		    struct cq_stack_stop *stop)
+{
+	uint64_t fp, sp, ra, prev;
+	if (!cq_stack_reg(regs, ctx->core->target->dwarf_fp, &fp) || !cq_stack_reg(regs, ctx->core->target->dwarf_sp, &sp)) {
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and the frame pointer is unknown");
+		return false;
+	}
+	if (!outer_frame(ctx->core, sp, fp, 8) || !ctx->read(ctx->read_ctx, fp - 8, &ra) ||
+	    !ctx->read(ctx->read_ctx, fp - 16, &prev) || !code_address(ctx, ra)) {
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and s0 (0x%" PRIx64 ") is not a frame pointer", fp);
+		return false;
+	}
+	memset(&out->regs, 0, sizeof(out->regs));
+	cq_stack_set(&out->regs, ctx->core->target->dwarf_sp, fp);
+	cq_stack_set(&out->regs, ctx->core->target->dwarf_fp, prev);
+	out->ra_pc = ra;
+	out->cfa = fp;
+	out->how = CQ_FOUND_FP;
+	return true;
+}
+
+/* The initial frame of a leaf function: nothing pushed, the return address still in the
+ * link register. Refused when the link register points into the same function (a
+ * non-leaf that has called something and kept its own return address on the stack). */
+static bool lr_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+		    struct cq_stack_step *out, struct cq_stack_stop *stop)
+{
+	uint64_t lr, sp;
+	const struct cq_target *t = ctx->core->target;
+	if (!cq_stack_reg(regs, t->dwarf_ra, &lr) || !cq_stack_reg(regs, t->dwarf_sp, &sp) || !code_address(ctx, lr))
+		return false;
+	struct cq_symref a, b;
+	struct cq_error *ea = cq_core_symbolize(ctx->core, pc, &a), *eb = cq_core_symbolize(ctx->core, lr - 1, &b);
+	bool same = !ea && !eb && a.sym && a.sym == b.sym;
+	cq_error_destroy(ea);
+	cq_error_destroy(eb);
+	if (same) {
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and the link register points into the same function");
+		return false;
+	}
+	out->regs = *regs;
+	out->regs.ok[t->dwarf_ra] = false;
+	out->ra_pc = lr;
+	out->cfa = sp;
+	out->how = CQ_FOUND_LR;
+	return true;
+}
+
+/* powerpc: r1 points at the back chain word (the caller's r1); the caller's frame keeps
+ * the return address in its LR save word (4 bytes in on ppc32, 16 on ppc64). */
+static bool backchain_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs,
+			   struct cq_stack_step *out, struct cq_stack_stop *stop)
+{
+	const struct cq_target *t = ctx->core->target;
+	bool is64 = t->elf_class == ELFCLASS64;
+	uint64_t sp, chain, ra;
+	if (!cq_stack_reg(regs, t->dwarf_sp, &sp) || !ctx->read(ctx->read_ctx, sp, &chain)) {
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and the back chain is unreadable");
+		return false;
+	}
+	if (!chain) {
+		stop->end = true;
+		snprintf(stop->why, sizeof(stop->why), "the back chain ends");
+		return false;
+	}
+	if (!outer_frame(ctx->core, sp, chain, is64 ? 16 : 8) || !ctx->read(ctx->read_ctx, chain + (is64 ? 16 : 4), &ra)) {
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and the back chain word 0x%" PRIx64 " is not a frame", chain);
+		return false;
+	}
+	memset(&out->regs, 0, sizeof(out->regs));
+	cq_stack_set(&out->regs, t->dwarf_sp, chain);
+	out->ra_pc = ra;
+	out->cfa = chain;
+	out->how = CQ_FOUND_BACKCHAIN;
+	return true;
+}
+
+bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+		       bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
+{
+	memset(stop, 0, sizeof(*stop));
+	switch (ctx->core->target->e_machine) {
+	case EM_ARM:
+		return cq_stack_exidx_step(ctx, regs, pc, out, stop);
+	case EM_PPC:
+	case EM_PPC64:
+		return backchain_step(ctx, regs, out, stop);
+	case EM_RISCV:
+		/* a leaf's initial frame first: its s0 is still its caller's, and following it
+		 * would silently skip the caller */
+		if (initial && lr_step(ctx, regs, pc, out, stop))
+			return true;
+		return fp_step(ctx, regs, out, stop);
+	default:
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and libdwfl's fallback for %s found no frame",
+			 ctx->core->target->name);
+		return false;
+	}
+}
+
+const char *cq_found_by_name(enum cq_found_by how)
+{
+	static const char *const names[] = {
+		[CQ_FOUND_INITIAL] = "initial",	 [CQ_FOUND_CFI] = "cfi",	[CQ_FOUND_FP] = "frame-pointer",
+		[CQ_FOUND_BACKCHAIN] = "back-chain", [CQ_FOUND_EXIDX] = "exidx",	[CQ_FOUND_LR] = "link-register",
+		[CQ_FOUND_SIGNAL] = "signal",	 [CQ_FOUND_INLINE] = "inline",
+	};
+	return names[how];
+}

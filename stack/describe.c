@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* What a frame is (internal.h): its module and function from corelib's symbols (the same
+ * names as everywhere in coreq, bundles included), its source line and inlined calls from
+ * the module's DWARF through libdw, when there is any. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corelib/demangle.h"
+#include "corelib/image.h"
+#include "corelib/text.h"
+#include "internal.h"
+
+json_t *cq_stack_hex(uint64_t v)
+{
+	char b[24];
+	snprintf(b, sizeof(b), "0x%" PRIx64, v);
+	return json_string(b);
+}
+
+/* The name and its demangled form (null when it is not mangled). */
+static void set_name(json_t *f, const char *name)
+{
+	json_object_set_new(f, "function", name ? cq_json_str(name) : json_null());
+	char *d = name ? cq_demangle(name, true) : NULL;
+	json_object_set_new(f, "demangled", d ? cq_json_str(d) : json_null());
+	free(d);
+}
+
+static void set_source(json_t *f, const char *file, int line)
+{
+	json_object_set_new(f, "file", file ? cq_json_str(file) : json_null());
+	json_object_set_new(f, "line", file && line > 0 ? json_integer(line) : json_null());
+}
+
+/* A scope's name for people: the linkage name where there is one (it demangles to the
+ * qualified name), else DW_AT_name, following abstract origins. */
+static const char *scope_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	return n ? n : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+}
+
+static json_t *entry(json_t *frames, unsigned *index, uint64_t pc, enum cq_found_by how)
+{
+	json_t *f = json_pack("{s:i, s:o, s:n}", "index", (int)*index, "pc", cq_stack_hex(pc), "cfa");
+	json_object_set_new(f, "inlined", json_boolean(how == CQ_FOUND_INLINE));
+	json_object_set_new(f, "found_by", json_string(cq_found_by_name(how)));
+	json_array_append_new(frames, f);
+	(*index)++;
+	return f;
+}
+
+static void set_module(json_t *f, const struct cq_symref *ref, bool known, uint64_t pc)
+{
+	const char *base = known && ref->image ? strrchr(ref->image->name, '/') : NULL;
+	json_object_set_new(f, "module", known && ref->image ? cq_json_str(base ? base + 1 : ref->image->name)
+							 : json_null());
+	json_object_set_new(f, "module_offset", known && ref->image && ref->image->bias_known
+							? cq_stack_hex(pc - ref->image->bias) : json_null());
+}
+
+json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsigned *index, uint64_t pc,
+			  uint64_t at, enum cq_found_by how)
+{
+	struct cq_symref ref;
+	struct cq_error *err = cq_core_symbolize(ctx->core, at, &ref);
+	bool known = !err;
+	cq_error_destroy(err);
+
+	/* the line of the innermost scope, then per inlined call the line it was called from */
+	const char *file = NULL;
+	int line = 0;
+	Dwfl_Module *mod = dwfl_addrmodule(ctx->dwfl, at);
+	Dwfl_Line *l = mod ? dwfl_module_getsrc(mod, at) : NULL;
+	if (l)
+		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, at, &bias) : NULL;
+	Dwarf_Die *scopes = NULL;
+	int nscopes = cu ? dwarf_getscopes(cu, at - bias, &scopes) : 0;
+	Dwarf_Files *files = NULL;
+	for (int i = 0; i < nscopes; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		json_t *f = entry(frames, index, pc, CQ_FOUND_INLINE);
+		set_module(f, &ref, known, pc);
+		set_name(f, scope_name(&scopes[i]));
+		json_object_set_new(f, "function_offset", json_null());
+		set_source(f, file, line);
+		/* the caller's line is where this call was inlined */
+		Dwarf_Attribute a;
+		Dwarf_Word cf = 0, cl = 0;
+		size_t nfiles;
+		file = NULL;
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf) == 0 &&
+		    (files || dwarf_getsrcfiles(cu, &files, &nfiles) == 0))
+			file = dwarf_filesrc(files, cf, NULL, NULL);
+		line = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) == 0 ? (int)cl : 0;
+	}
+	free(scopes);
+
+	json_t *f = entry(frames, index, pc, how);
+	set_module(f, &ref, known, pc);
+	if (known && ref.sym && ref.image && ref.image->bias_known) {
+		set_name(f, ref.sym->name);
+		json_object_set_new(f, "function_offset", cq_stack_hex(pc - (ref.image->bias + ref.sym->value)));
+	} else {
+		set_name(f, NULL);
+		json_object_set_new(f, "function_offset", json_null());
+	}
+	set_source(f, file, line);
+	return f;
+}

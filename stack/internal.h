@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the files of stack/ share: a frame's registers by DWARF number, and the unwind
+ * steps coreq takes itself where libdwfl has no CFI for a frame (ARM EHABI tables,
+ * riscv64 frame pointers, the powerpc back chain, a leaf's link register). libdwfl does
+ * the CFI frames; when it stops, the walk asks for one of these steps and restarts libdwfl
+ * from the registers it gives.
+ */
+#ifndef COREQ_STACK_INTERNAL_H
+#define COREQ_STACK_INTERNAL_H
+
+#include <elfutils/libdwfl.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "corelib/core.h"
+
+/* DWARF register numbers kept per frame: every general register of the 9 targets and
+ * powerpc's LR (65). Higher numbers (vector registers) are not carried. */
+#define CQ_STACK_NREGS 72
+
+struct cq_stack_regs {
+	uint64_t v[CQ_STACK_NREGS];
+	bool ok[CQ_STACK_NREGS];
+};
+
+static inline bool cq_stack_reg(const struct cq_stack_regs *r, int regno, uint64_t *v)
+{
+	if (regno < 0 || regno >= CQ_STACK_NREGS || !r->ok[regno])
+		return false;
+	*v = r->v[regno];
+	return true;
+}
+
+static inline void cq_stack_set(struct cq_stack_regs *r, int regno, uint64_t v)
+{
+	if (regno >= 0 && regno < CQ_STACK_NREGS) {
+		r->v[regno] = v;
+		r->ok[regno] = true;
+	}
+}
+
+/* How a frame was found (the JSON's found_by). */
+enum cq_found_by {
+	CQ_FOUND_INITIAL,   /* the thread's registers */
+	CQ_FOUND_CFI,       /* .eh_frame / .debug_frame of the callee (libdwfl) */
+	CQ_FOUND_FP,        /* frame-pointer chain (libdwfl's fallback, or riscv64's) */
+	CQ_FOUND_BACKCHAIN, /* powerpc / s390x back chain */
+	CQ_FOUND_EXIDX,     /* ARM EHABI .ARM.exidx / .ARM.extab */
+	CQ_FOUND_LR,        /* a leaf's return address still in the link register */
+	CQ_FOUND_SIGNAL,    /* the interrupted frame beyond a signal trampoline */
+	CQ_FOUND_INLINE,    /* an inlined call inside the physical frame that follows */
+};
+
+const char *cq_found_by_name(enum cq_found_by how);
+
+/* The result of one step of coreq's own: the caller's registers (pc in ra_pc), and the
+ * callee's CFA when the step knows it. */
+struct cq_stack_step {
+	struct cq_stack_regs regs;
+	uint64_t ra_pc;       /* the caller's pc: a return address */
+	uint64_t cfa;         /* the callee's canonical frame address */
+	enum cq_found_by how;
+};
+
+/* Why a step could not be taken; end says the ABI's outermost frame was reached (a clean
+ * end, not an error). */
+struct cq_stack_stop {
+	bool end;
+	char why[200];
+};
+
+/* Reads one target word at addr (zero-extended, host order); false when it is not in the
+ * core. */
+typedef bool (*cq_stack_read_fn)(void *ctx, uint64_t addr, uint64_t *val);
+
+struct cq_stack_ctx {
+	struct cq_core *core;
+	Dwfl *dwfl;
+	cq_stack_read_fn read;
+	void *read_ctx;
+};
+
+/*
+ * One step from the frame with registers @p regs at @p pc (its lookup address: pc - 1 for
+ * a return address), @p initial when it is the thread's first frame. Chooses by
+ * architecture: EHABI on arm, the back chain on powerpc, the frame pointer (or a leaf's
+ * link register in the initial frame) on riscv64. True with *@p out filled, or false
+ * with *@p stop saying why.
+ */
+bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+		       bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
+
+/* ARM EHABI (exidx.c): one step through the .ARM.exidx / .ARM.extab of @p pc's module. */
+bool cq_stack_exidx_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+			 struct cq_stack_step *out, struct cq_stack_stop *stop);
+
+/*
+ * Adds the description of one physical frame to @p frames (describe.c): module, function,
+ * source line and, before it, the inlined calls at that address, each marked. @p at is
+ * the lookup address (pc - 1 for a return address). Returns the physical frame's object
+ * (owned by @p frames) so the walk can add what it learns later (its CFA).
+ */
+json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsigned *index, uint64_t pc,
+			  uint64_t at, enum cq_found_by how);
+
+json_t *cq_stack_hex(uint64_t v);
+
+#endif
