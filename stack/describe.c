@@ -21,6 +21,18 @@ json_t *cq_stack_hex(uint64_t v)
 	return json_string(b);
 }
 
+bool cq_stack_system_module(const char *base)
+{
+	static const char *const prefixes[] = {"libc.so", "libc-", "libpthread", "libdl.so", "libdl-", "ld-linux",
+					       "ld64.so", "ld.so", "ld-2.", "linux-vdso", "linux-gate", "[vdso]"};
+	if (!base)
+		return true;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++)
+		if (!strncmp(base, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 /* The name and its demangled form (null when it is not mangled). */
 static void set_name(json_t *f, const char *name)
 {
@@ -77,7 +89,10 @@ json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsign
 	/* the line of the innermost scope, then per inlined call the line it was called from */
 	const char *file = NULL;
 	int line = 0;
-	Dwfl_Module *mod = dwfl_addrmodule(ctx->dwfl, at);
+	const char *base = known && ref.image ? strrchr(ref.image->name, '/') : NULL;
+	bool lines = ctx->system_lines ||
+		     !(known && ref.image && cq_stack_system_module(base ? base + 1 : ref.image->name));
+	Dwfl_Module *mod = lines ? dwfl_addrmodule(ctx->dwfl, at) : NULL;
 	Dwfl_Line *l = mod ? dwfl_module_getsrc(mod, at) : NULL;
 	if (l)
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);

@@ -80,7 +80,11 @@ struct cq_stack_ctx {
 	Dwfl *dwfl;
 	cq_stack_read_fn read;
 	void *read_ctx;
+	bool system_lines;   /* DWARF lines in system modules too (stack.h) */
 };
+
+/* The C library, the dynamic linker, the vDSO (by the image's base name; NULL counts). */
+bool cq_stack_system_module(const char *base);
 
 /*
  * One step from the frame with registers @p regs at @p pc (its lookup address: pc - 1 for

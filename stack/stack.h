@@ -21,6 +21,28 @@
 /** Frames per thread unless the caller says otherwise. */
 #define CQ_STACK_DEFAULT_MAX_FRAMES 256
 
+/** What a report walks. */
+struct cq_stack_options {
+	int32_t tid;          /**< only this thread (0: every thread) */
+	unsigned max_frames;  /**< physical frames per thread (0: CQ_STACK_DEFAULT_MAX_FRAMES) */
+	/** Stop every thread but the crashing one at its user frame (what `info` and `threads`
+	 * show): the walk costs a few frames per thread, not the whole stack. */
+	bool to_user_frame;
+	/** Source lines and inlined calls in system modules (stack.h's user frame) too. Off
+	 * by default: a distribution's libc debug file is megabytes of compressed DWARF, 100 ms
+	 * to inflate, for lines few people read; the program's own modules always get them. */
+	bool system_lines;
+};
+
+/**
+ * The stacks of @p core's threads as @p opt says, as a "coreq-bt/2" document (new
+ * reference in *@p ret): per thread its frames, its user frame (the index of the first
+ * frame outside the C library, the dynamic linker and the vDSO, with a source line where
+ * the executable is static; null if none was reached) and why the walk stopped. Errors
+ * only for what stops all threads (out of memory, libdwfl refusing the architecture).
+ */
+struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_options *opt, json_t **ret);
+
 /**
  * The stacks of the threads of @p core (the crashing one first; only thread @p tid when it
  * is not 0), at most @p max_frames frames each, as a "coreq-bt/1" document (new reference

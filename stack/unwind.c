@@ -45,6 +45,7 @@ struct unwinder {
 	struct cq_stack_regs start;
 	uint64_t start_pc;
 	bool carry[CQ_STACK_NREGS]; /* the DWARF registers a frame's description keeps */
+	bool static_exe;            /* one image besides the vDSO */
 };
 
 
@@ -177,7 +178,19 @@ struct walk {
 	bool have_last_sp, last_cfi, last_signal;
 	json_t *last_obj;
 	unsigned same_sp;        /* frames in a row with the same stack pointer */
+	int user_frame;          /* index of the user frame, or -1 */
+	bool to_user_frame;      /* stop there */
 };
+
+/* Is @p f (a physical frame's description) the thread's user frame? In a static
+ * executable the C library is inside it: there, the first frame with a source line. */
+static bool user_frame(const struct walk *w, json_t *f)
+{
+	const char *mod = json_string_value(json_object_get(f, "module"));
+	if (cq_stack_system_module(mod))
+		return false;
+	return !w->u->static_exe || json_is_string(json_object_get(f, "file"));
+}
 
 /* How libdwfl's own fallback (used for a frame without CFI) found the caller. */
 static enum cq_found_by dwfl_fallback_kind(const struct cq_target *t)
@@ -276,6 +289,13 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	w->last_sp = sp;
 	w->have_last_sp = have_sp;
 	w->last_obj = f;
+	if (w->user_frame < 0 && user_frame(w, f)) {
+		w->user_frame = (int)json_integer_value(json_object_get(f, "index"));
+		if (w->to_user_frame) {
+			snprintf(w->stop, sizeof(w->stop), "the user frame is reached");
+			return DWARF_CB_ABORT;
+		}
+	}
 	if (++w->nphys >= w->max) {
 		snprintf(w->stop, sizeof(w->stop), "--max-frames %u reached", w->max);
 		return DWARF_CB_ABORT;
@@ -301,11 +321,13 @@ static void last_frame_name(const struct walk *w, char *buf, size_t size)
 
 /* One thread: libdwfl from the thread's registers; where it has no CFI for a frame, one
  * step of coreq's (internal.h) and libdwfl again from the caller. */
-static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned max, bool crashing)
+static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned max, bool crashing,
+			   bool to_user_frame, bool system_lines)
 {
 	struct walk w = {.u = u, .frames = json_array(), .max = max, .seg_how = CQ_FOUND_INITIAL,
-			 .seg_pc = th->pc, .seg_exact = true};
-	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u};
+			 .seg_pc = th->pc, .seg_exact = true, .user_frame = -1,
+			 .to_user_frame = to_user_frame && !crashing};
+	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines};
 	thread_regs(u->core, th, &u->start);
 	u->start_pc = th->pc;
 	for (;;) {
@@ -359,8 +381,8 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 		w.seg_pc = st.ra_pc;
 		w.seg_exact = false;
 	}
-	return json_pack("{s:i, s:b, s:o, s:s}", "tid", th->tid, "crashing", crashing, "frames", w.frames, "stop",
-			 w.stop);
+	return json_pack("{s:i, s:b, s:o, s:o, s:s}", "tid", th->tid, "crashing", crashing, "frames", w.frames,
+			 "user_frame", w.user_frame >= 0 ? json_integer(w.user_frame) : json_null(), "stop", w.stop);
 }
 
 /* The modules: every image with a verified file at a known bias, and the vDSO. */
@@ -412,6 +434,14 @@ static void report_modules(struct unwinder *u)
 
 struct cq_error *cq_stack_report(struct cq_core *core, int32_t tid, unsigned max_frames, json_t **ret)
 {
+	struct cq_stack_options opt = {.tid = tid, .max_frames = max_frames};
+	return cq_stack_walk(core, &opt, ret);
+}
+
+struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_options *opt, json_t **ret)
+{
+	int32_t tid = opt->tid;
+	unsigned max_frames = opt->max_frames;
 	static const Dwfl_Callbacks cbs = {.find_elf = find_elf, .find_debuginfo = find_debuginfo};
 	static const Dwfl_Thread_Callbacks tcbs = {.next_thread = next_thread, .get_thread = get_thread,
 						   .memory_read = memory_read,
@@ -451,6 +481,10 @@ struct cq_error *cq_stack_report(struct cq_core *core, int32_t tid, unsigned max
 		json_decref(u.problems);
 		return cq_error_create(CQ_ERR_INTERNAL, "libdwfl: %s", dwfl_errmsg(-1));
 	}
+	size_t real = 0;
+	for (size_t i = 0; i < core->nimages; i++)
+		real += core->images[i].status != CQ_IMAGE_VIRTUAL;
+	u.static_exe = real == 1 && core->nimages && core->images[0].is_exe;
 	report_modules(&u);
 	pid_t pid = core->pid > 0 ? core->pid : core->nthreads ? core->threads[0].tid : 1;
 	if (!dwfl_attach_state(u.dwfl, (Elf *)core->elf, pid, &tcbs, &u)) {
@@ -468,7 +502,8 @@ struct cq_error *cq_stack_report(struct cq_core *core, int32_t tid, unsigned max
 		struct cq_thread *th = &core->threads[u.order[k]];
 		if (tid && th->tid != tid)
 			continue;
-		json_array_append_new(threads, walk_thread(&u, th, max_frames, u.order[k] == core->crash_thread));
+		json_array_append_new(threads, walk_thread(&u, th, max_frames, u.order[k] == core->crash_thread,
+							   opt->to_user_frame, opt->system_lines));
 	}
 	dwfl_end(u.dwfl);
 	free(u.vdso);

@@ -47,6 +47,7 @@ struct cq_cli {
 	int workers;         /**< mqd job view: processes for the per-rank phase (0: CPUs) */
 	unsigned last;       /**< events: per thread (0: default) */
 	unsigned max_frames; /**< bt: frames per thread (0: default) */
+	bool all_lines;      /**< bt: source lines in system modules too */
 	bool regs;           /**< threads: include all registers (default for `threads`) */
 	char **args;         /**< positional arguments after the command */
 	int nargs;
@@ -102,6 +103,9 @@ json_t *cq_json_problems(const struct cq_core *core);
 
 /** Emit @p doc as JSON to stdout (steals the reference). */
 void cq_emit_json(json_t *doc);
+
+/** Prints a coreq-bt/2 frames array, one line per frame; pcs @p width hex digits wide. */
+void cq_print_frames(json_t *frames, int width);
 
 /** Print problems to stdout in text form; returns CQ_EXIT_PARTIAL if any, else OK. */
 int cq_text_problems(const struct cq_core *core);

@@ -8,6 +8,7 @@
 #include "corelib/text.h"
 #include "cli.h"
 #include "corelib/decode.h"
+#include "stack/stack.h"
 
 static json_t *thread_json(struct cq_core *core, struct cq_thread *th, bool regs)
 {
@@ -118,6 +119,46 @@ static json_t *abi_json(const struct cq_target *t)
 			 "tls_variant", t->tls_variant, "tls_tp_bias", cq_json_addr(t->tls_tp_bias));
 }
 
+/* Per thread its user frame (stack.h: the first frame outside the C library and dynamic
+ * linker), and for `info` the crashing thread's whole stack. Each thread's walk stops at
+ * its user frame, so this costs a few frames per thread. */
+static void add_stacks(struct cq_core *core, json_t *doc, bool crash_stack)
+{
+	struct cq_stack_options opt = {.to_user_frame = true};
+	json_t *bt, *t, *p;
+	size_t i;
+	struct cq_error *err = cq_stack_walk(core, &opt, &bt);
+	if (err) {
+		cq_core_problem(core, "stacks", "%s", err->message);
+		cq_error_destroy(err);
+		bt = NULL;
+	}
+	json_array_foreach(bt ? json_object_get(bt, "problems") : NULL, i, p)
+		cq_core_problem(core, json_string_value(json_object_get(p, "item")), "%s",
+				json_string_value(json_object_get(p, "message")));
+	json_t *crash = NULL;
+	json_array_foreach(json_object_get(doc, "threads"), i, t) {
+		json_int_t tid = json_integer_value(json_object_get(t, "tid"));
+		json_t *s = NULL, *u;
+		size_t k;
+		json_array_foreach(bt ? json_object_get(bt, "threads") : NULL, k, u)
+			if (json_integer_value(json_object_get(u, "tid")) == tid)
+				s = u;
+		json_t *idx = s ? json_object_get(s, "user_frame") : NULL;
+		json_t *f = json_is_integer(idx) ? json_array_get(json_object_get(s, "frames"),
+								  (size_t)json_integer_value(idx)) : NULL;
+		json_object_set(t, "user_frame", f ? f : json_null());
+		if (s && json_is_true(json_object_get(s, "crashing")))
+			crash = json_pack("{s:O, s:O}", "frames", json_object_get(s, "frames"), "stop",
+					  json_object_get(s, "stop"));
+	}
+	if (crash_stack)
+		json_object_set_new(doc, "crash_stack", crash ? crash : json_null());
+	else
+		json_decref(crash);
+	json_decref(bt);
+}
+
 static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_images, bool regs)
 {
 	json_t *doc = json_object();
@@ -164,6 +205,7 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	for (size_t i = 0; i < core->nthreads; i++)
 		json_array_append_new(threads, thread_json(core, &core->threads[i], regs));
 	json_object_set_new(doc, "threads", threads);
+	add_stacks(core, doc, with_images);
 	if (with_images) {
 		json_object_set_new(doc, "auxv", auxv_json(core));
 		json_object_set_new(doc, "images_source",
@@ -184,6 +226,23 @@ static const char *jstr(json_t *o, const char *key)
 	return json_is_string(v) ? cq_esc(json_string_value(v)) : "-";
 }
 
+/* WHERE's second part: " <- fx_block_read (fixprog.c:90)", the thread's user frame when
+ * it is not the innermost one. */
+static void print_user_frame(json_t *f)
+{
+	if (!json_is_object(f) || json_integer_value(json_object_get(f, "index")) == 0)
+		return;
+	const char *fn = json_string_value(json_object_get(f, "demangled"));
+	fn = fn ? fn : json_string_value(json_object_get(f, "function"));
+	const char *file = json_string_value(json_object_get(f, "file"));
+	const char *base = file ? strrchr(file, '/') : NULL;
+	printf(" <- %s", fn ? cq_esc(fn) : "??");
+	if (file)
+		printf(" (%s:%lld)", cq_esc(base ? base + 1 : file), (long long)json_integer_value(json_object_get(f, "line")));
+	else if (json_is_string(json_object_get(f, "function_offset")))
+		printf("+%s", json_string_value(json_object_get(f, "function_offset")));
+}
+
 static void print_threads_text(json_t *doc, bool regs)
 {
 	json_t *threads = json_object_get(doc, "threads");
@@ -191,11 +250,13 @@ static void print_threads_text(json_t *doc, bool regs)
 	json_t *th;
 	printf("  %-8s %-4s %-18s %-18s %-18s %s\n", "TID", "SIG", "PC", "SP", "TP", "WHERE");
 	json_array_foreach(threads, i, th) {
-		printf("%c %-8lld %-4lld %-18s %-18s %-18s %s\n",
+		printf("%c %-8lld %-4lld %-18s %-18s %-18s %s",
 		       json_is_true(json_object_get(th, "crashing")) ? '*' : ' ',
 		       (long long)json_integer_value(json_object_get(th, "tid")),
 		       (long long)json_integer_value(json_object_get(th, "signal")),
 		       jstr(th, "pc"), jstr(th, "sp"), jstr(th, "tp"), jstr(th, "pc_symbol"));
+		print_user_frame(json_object_get(th, "user_frame"));
+		printf("\n");
 		if (regs) {
 			const char *k;
 			json_t *v;
@@ -235,6 +296,12 @@ static void print_info_text(json_t *doc, bool with_images)
 	       jstr(sig, "source"));
 	printf("threads:  %lld\n", (long long)json_integer_value(json_object_get(doc, "thread_count")));
 	print_threads_text(doc, false);
+	json_t *cs = json_object_get(doc, "crash_stack");
+	if (json_is_object(cs)) {
+		printf("stack of thread %lld (crashing):\n", (long long)json_integer_value(json_object_get(doc, "crashing_thread")));
+		cq_print_frames(json_object_get(cs, "frames"), (int)json_integer_value(json_object_get(doc, "bits")) / 4);
+		printf("  (%s)\n", jstr(cs, "stop"));
+	}
 	if (!with_images)
 		return;
 	json_t *images = json_object_get(doc, "images");

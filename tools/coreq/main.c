@@ -63,6 +63,8 @@ static void usage(FILE *f)
 		"      --workers N            mqd job view: rank cores analyzed in parallel (default: CPUs)\n"
 		"      --last N               events: per thread (default 16; 0: all)\n"
 		"      --max-frames N         bt: frames per thread (default 256)\n"
+		"      --all-lines            bt: source lines in the C library and dynamic linker too\n"
+		"                             (their DWARF is large: off by default)\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
 		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
@@ -100,6 +102,7 @@ int main(int argc, char **argv)
 		{"symbols-only", no_argument, NULL, 'O'},
 		{"last", required_argument, NULL, 'X'},
 		{"max-frames", required_argument, NULL, 'F'},
+		{"all-lines", no_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -110,6 +113,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "je:s:L:d:t:m:a:o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': cli.json = true; break;
+		case 'A': cli.all_lines = true; break;
 		case 'F':
 			if (!cq_parse_u64(optarg, &v) || !v || v > 100000) {
 				fprintf(stderr, "coreq: bad --max-frames %s (1..100000)\n", optarg);

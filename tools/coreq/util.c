@@ -143,3 +143,38 @@ const char *cq_esc(const char *s)
 	next = (next + 1) % 16;
 	return e;
 }
+
+/* "#3  0x000055d44e7a6a1c in fx_block_read (fixprog.c:88) [fixprog+0x1a1c]": the
+ * function's demangled name, +offset only where there is no source line, inlined calls
+ * marked, how the frame was found when not by CFI. */
+void cq_print_frames(json_t *frames, int width)
+{
+	json_t *f;
+	size_t i;
+	json_array_foreach(frames, i, f) {
+		const char *dm = json_string_value(json_object_get(f, "demangled"));
+		const char *fn = dm ? dm : json_string_value(json_object_get(f, "function"));
+		const char *off = json_string_value(json_object_get(f, "function_offset"));
+		const char *file = json_string_value(json_object_get(f, "file"));
+		const char *mod = json_string_value(json_object_get(f, "module"));
+		const char *moff = json_string_value(json_object_get(f, "module_offset"));
+		const char *how = json_string_value(json_object_get(f, "found_by"));
+		unsigned long long pc = strtoull(json_string_value(json_object_get(f, "pc")), NULL, 16);
+		printf("  #%-3lld 0x%0*llx in %s", (long long)json_integer_value(json_object_get(f, "index")), width, pc,
+		       fn ? cq_esc(fn) : "??");
+		if (file) {
+			const char *base = strrchr(file, '/');
+			printf(" (%s:%lld)", cq_esc(base ? base + 1 : file),
+			       (long long)json_integer_value(json_object_get(f, "line")));
+		} else if (fn && off && strcmp(off, "0x0")) {
+			printf("+%s", off);
+		}
+		if (json_is_true(json_object_get(f, "inlined")))
+			printf(" [inlined]");
+		if (mod)
+			printf(" [%s+%s]", cq_esc(mod), moff ? moff : "?");
+		if (how && strcmp(how, "initial") && strcmp(how, "cfi") && strcmp(how, "inline"))
+			printf(" <%s>", how);
+		printf("\n");
+	}
+}
