@@ -130,8 +130,14 @@ json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsign
 		set_name(f, ref.sym->name);
 		json_object_set_new(f, "function_offset", cq_stack_hex(pc - (ref.image->bias + ref.sym->value)));
 	} else {
-		set_name(f, NULL);
-		json_object_set_new(f, "function_offset", json_null());
+		/* corelib has no symbol here: libdwfl's may (the vDSO's own .dynsym, read from
+		 * the core's memory: __kernel_vsyscall, __kernel_rt_sigreturn) */
+		Dwfl_Module *m = dwfl_addrmodule(ctx->dwfl, at);
+		GElf_Off off = 0;
+		GElf_Sym sym;
+		const char *name = m ? dwfl_module_addrinfo(m, at, &off, &sym, NULL, NULL, NULL) : NULL;
+		set_name(f, name);
+		json_object_set_new(f, "function_offset", name ? cq_stack_hex(pc - (at - off)) : json_null());
 	}
 	set_source(f, file, line);
 	return f;
