@@ -140,8 +140,10 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 	case EM_PPC64:
 		return backchain_step(ctx, regs, out, stop);
 	case EM_RISCV:
-		/* a leaf's initial frame first: its s0 is still its caller's, and following it
-		 * would silently skip the caller */
+		/* the prologue where the function is known; else a leaf's initial frame (its s0
+		 * is still its caller's: following it would silently skip the caller); else s0 */
+		if (cq_stack_riscv_prologue_step(ctx, regs, pc, initial, out, stop))
+			return true;
 		if (initial && lr_step(ctx, regs, pc, out, stop))
 			return true;
 		return fp_step(ctx, regs, out, stop);
@@ -156,7 +158,7 @@ const char *cq_found_by_name(enum cq_found_by how)
 {
 	static const char *const names[] = {
 		[CQ_FOUND_INITIAL] = "initial",	 [CQ_FOUND_CFI] = "cfi",	[CQ_FOUND_FP] = "frame-pointer",
-		[CQ_FOUND_BACKCHAIN] = "back-chain", [CQ_FOUND_EXIDX] = "exidx",	[CQ_FOUND_LR] = "link-register",
+		[CQ_FOUND_BACKCHAIN] = "back-chain", [CQ_FOUND_EXIDX] = "exidx",	[CQ_FOUND_LR] = "link-register", [CQ_FOUND_PROLOGUE] = "prologue",
 		[CQ_FOUND_SIGNAL] = "signal",	 [CQ_FOUND_INLINE] = "inline",
 	};
 	return names[how];

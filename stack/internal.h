@@ -2,7 +2,7 @@
 /*
  * What the files of stack/ share: a frame's registers by DWARF number, and the unwind
  * steps coreq takes itself where libdwfl has no CFI for a frame (ARM EHABI tables,
- * riscv64 frame pointers, the powerpc back chain, a leaf's link register). libdwfl does
+ * riscv64 prologues and frame pointers, the powerpc back chain, a leaf's link register). libdwfl does
  * the CFI frames; when it stops, the walk asks for one of these steps and restarts libdwfl
  * from the registers it gives.
  */
@@ -49,6 +49,7 @@ enum cq_found_by {
 	CQ_FOUND_BACKCHAIN, /* powerpc / s390x back chain */
 	CQ_FOUND_EXIDX,     /* ARM EHABI .ARM.exidx / .ARM.extab */
 	CQ_FOUND_LR,        /* a leaf's return address still in the link register */
+	CQ_FOUND_PROLOGUE,  /* riscv64 prologue analysis (the function's stack adjustment and saves) */
 	CQ_FOUND_SIGNAL,    /* the interrupted frame beyond a signal trampoline */
 	CQ_FOUND_INLINE,    /* an inlined call inside the physical frame that follows */
 };
@@ -89,12 +90,17 @@ bool cq_stack_system_module(const char *base);
 /*
  * One step from the frame with registers @p regs at @p pc (its lookup address: pc - 1 for
  * a return address), @p initial when it is the thread's first frame. Chooses by
- * architecture: EHABI on arm, the back chain on powerpc, the frame pointer (or a leaf's
- * link register in the initial frame) on riscv64. True with *@p out filled, or false
+ * architecture: EHABI on arm, the back chain on powerpc; on riscv64 the prologue, a leaf's
+ * link register (initial frame), then the frame pointer. True with *@p out filled, or false
  * with *@p stop saying why.
  */
 bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 		       bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
+
+/* riscv64 prologue analysis (prologue.c): one step from a function that has a symbol
+ * (its start) but no CFI. False without a stop reason when there is nothing to analyze. */
+bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+				  bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 
 /* ARM EHABI (exidx.c): one step through the .ARM.exidx / .ARM.extab of @p pc's module. */
 bool cq_stack_exidx_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
