@@ -135,7 +135,13 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 	memset(stop, 0, sizeof(*stop));
 	switch (ctx->core->target->e_machine) {
 	case EM_ARM:
-		return cq_stack_exidx_step(ctx, regs, pc, out, stop);
+		if (cq_stack_exidx_step(ctx, regs, pc, out, stop) || stop->end)
+			return !stop->end;
+		/* no entry covers the function (the linker adds none before the first): its
+		 * prologue, where its start is known */
+		if (cq_stack_arm_prologue_step(ctx, regs, pc, initial, out, stop))
+			return true;
+		return false;
 	case EM_PPC:
 	case EM_PPC64:
 		return backchain_step(ctx, regs, out, stop);

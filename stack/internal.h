@@ -49,7 +49,7 @@ enum cq_found_by {
 	CQ_FOUND_BACKCHAIN, /* powerpc / s390x back chain */
 	CQ_FOUND_EXIDX,     /* ARM EHABI .ARM.exidx / .ARM.extab */
 	CQ_FOUND_LR,        /* a leaf's return address still in the link register */
-	CQ_FOUND_PROLOGUE,  /* riscv64 prologue analysis (the function's stack adjustment and saves) */
+	CQ_FOUND_PROLOGUE,  /* prologue analysis (riscv64, Thumb-2): the stack adjustment and saves */
 	CQ_FOUND_SIGNAL,    /* the interrupted frame beyond a signal trampoline */
 	CQ_FOUND_INLINE,    /* an inlined call inside the physical frame that follows */
 };
@@ -90,7 +90,8 @@ bool cq_stack_system_module(const char *base);
 /*
  * One step from the frame with registers @p regs at @p pc (its lookup address: pc - 1 for
  * a return address), @p initial when it is the thread's first frame. Chooses by
- * architecture: EHABI on arm, the back chain on powerpc; on riscv64 the prologue, a leaf's
+ * architecture: EHABI on arm (the prologue where a function has no entry), the back chain on
+ * powerpc; on riscv64 the prologue, a leaf's
  * link register (initial frame), then the frame pointer. True with *@p out filled, or false
  * with *@p stop saying why.
  */
@@ -101,6 +102,10 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
  * (its start) but no CFI. False without a stop reason when there is nothing to analyze. */
 bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 				  bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
+
+/* Thumb-2 prologue analysis (prologue.c), for functions without an .ARM.exidx entry. */
+bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+				bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 
 /* ARM EHABI (exidx.c): one step through the .ARM.exidx / .ARM.extab of @p pc's module. */
 bool cq_stack_exidx_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,

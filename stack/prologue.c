@@ -137,3 +137,125 @@ bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct c
 	out->how = CQ_FOUND_PROLOGUE;
 	return true;
 }
+
+/* ---- armhf (Thumb-2) ----
+ * Debian's armhf libc is Thumb-2 and a few of its functions (abort) have no .ARM.exidx
+ * entry. gdb analyzes their prologue; so does this, for the instructions GCC's Thumb-2
+ * prologues use: push (16-bit, and stmdb/str.w with writeback on sp), sub sp (16-bit,
+ * sub.w with a modified immediate, subw) and vpush. Encodings: the ARMv7-M/ARMv7-A
+ * Architecture Reference Manual, Thumb instruction set. */
+
+/* ThumbExpandImm of the 12 bits i:imm3:imm8. */
+static uint32_t thumb_expand_imm(uint32_t imm12)
+{
+	uint32_t b = imm12 & 0xff;
+	if (!(imm12 & 0xc00)) {
+		switch ((imm12 >> 8) & 3) {
+		case 0: return b;
+		case 1: return b << 16 | b;
+		case 2: return b << 24 | b << 8;
+		default: return b << 24 | b << 16 | b << 8 | b;
+		}
+	}
+	uint32_t v = 0x80 | (imm12 & 0x7f), rot = (imm12 >> 7) & 0x1f;
+	return v >> rot | v << ((32 - rot) & 31);
+}
+
+/* Registers of a push (bit n = rn) stored below the current sp: n-th lowest first. */
+static void pushed(uint32_t mask, int64_t *cur, int64_t *slot, bool *saved)
+{
+	int64_t at = *cur - 4 * (int64_t)__builtin_popcount(mask);
+	*cur = at;
+	for (unsigned r = 0; r < 16; r++)
+		if (mask & (1u << r)) {
+			if (!saved[r]) {
+				slot[r] = at;
+				saved[r] = true;
+			}
+			at += 4;
+		}
+}
+
+bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+				bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
+{
+	struct cq_symref ref;
+	struct cq_error *err = cq_core_symbolize(ctx->core, pc, &ref);
+	if (err || !ref.sym || !ref.image || !ref.image->bias_known || !(ref.sym->value & 1)) {
+		cq_error_destroy(err);
+		return false; /* no function start, or ARM code: nothing to analyze */
+	}
+	uint64_t start = (ref.image->bias + ref.sym->value) & ~(uint64_t)1, sp;
+	if (pc < start || pc - start > (1u << 20) || !cq_stack_reg(regs, 13, &sp))
+		return false;
+	size_t n = (size_t)(pc - start > MAX_SCAN ? MAX_SCAN : pc - start);
+	uint8_t code[MAX_SCAN + 4];
+	memset(code, 0, sizeof(code));
+	if (n && (err = cq_core_read(ctx->core, start, code, n))) {
+		cq_error_destroy(err);
+		return false;
+	}
+	int64_t cur = 0, slot[16];
+	bool saved[16] = {false};
+	for (size_t i = 0; i + 2 <= n;) {
+		uint32_t h = (uint32_t)code[i] | (uint32_t)code[i + 1] << 8;
+		if ((h >> 11) < 0x1d) { /* 16-bit */
+			if ((h & 0xfe00) == 0xb400)
+				pushed((h & 0xff) | ((h & 0x100) ? 1u << 14 : 0), &cur, slot, saved);
+			else if ((h & 0xff80) == 0xb080)
+				cur -= (int64_t)((h & 0x7f) << 2);
+			else if ((h & 0xff80) == 0xb000 || (h & 0xf800) == 0xe000 || (h & 0xff00) == 0x4700 ||
+				 (h & 0xfe00) == 0xbc00)
+				break; /* add sp (epilogue), b, bx/blx, pop */
+			i += 2;
+			continue;
+		}
+		if (i + 4 > n)
+			break;
+		uint32_t h2 = (uint32_t)code[i + 2] | (uint32_t)code[i + 3] << 8;
+		uint32_t imm12 = ((h >> 10) & 1) << 11 | ((h2 >> 12) & 7) << 8 | (h2 & 0xff);
+		if (h == 0xe92d && !(h2 & 0xa000))
+			pushed(h2, &cur, slot, saved); /* push.w / stmdb sp! */
+		else if (h == 0xf84d && (h2 & 0x0fff) == 0x0d04)
+			pushed(1u << (h2 >> 12), &cur, slot, saved); /* str.w rt, [sp, #-4]! */
+		else if ((h & 0xfbef) == 0xf1ad && (h2 & 0x8f00) == 0x0d00)
+			cur -= (int64_t)thumb_expand_imm(imm12); /* sub.w sp, sp, #const */
+		else if ((h & 0xfbff) == 0xf2ad && (h2 & 0x8f00) == 0x0d00)
+			cur -= (int64_t)imm12; /* subw sp, sp, #imm12 */
+		else if ((h & 0xffbf) == 0xed2d && (h2 & 0x0e00) == 0x0a00)
+			cur -= (int64_t)(h2 & 0xff) * 4; /* vpush */
+		else if ((h & 0xf800) == 0xf000 && (h2 & 0x8000) && (h2 & 0x5000))
+			break; /* b.w, bl, blx (conditional b.w is stepped over) */
+		i += 4;
+	}
+	if (cur > 0 || (!cur && !initial)) {
+		snprintf(stop->why, sizeof(stop->why), "no .ARM.exidx entry, and the prologue made no frame");
+		return false;
+	}
+	uint64_t cfa = (sp - (uint64_t)cur) & 0xffffffffu, ra;
+	out->regs = *regs;
+	if (saved[14]) {
+		if (!ctx->read(ctx->read_ctx, (cfa + (uint64_t)slot[14]) & 0xffffffffu, &ra)) {
+			snprintf(stop->why, sizeof(stop->why), "the saved return address is not in the core");
+			return false;
+		}
+	} else if (!initial || !cq_stack_reg(regs, 14, &ra)) {
+		snprintf(stop->why, sizeof(stop->why), "no .ARM.exidx entry, and the prologue saves no lr");
+		return false;
+	}
+	for (unsigned r = 0; r < 13; r++) {
+		uint64_t v;
+		if (!saved[r])
+			continue;
+		if (ctx->read(ctx->read_ctx, (cfa + (uint64_t)slot[r]) & 0xffffffffu, &v))
+			cq_stack_set(&out->regs, (int)r, v);
+		else
+			out->regs.ok[r] = false;
+	}
+	cq_stack_set(&out->regs, 13, cfa);
+	cq_stack_set(&out->regs, 15, ra);
+	out->ra_pc = ra & ~(uint64_t)1;
+	out->cfa = cfa;
+	out->how = CQ_FOUND_PROLOGUE;
+	return true;
+}
