@@ -331,7 +331,7 @@ static uint64_t load_uint(const uint8_t *p, unsigned n, bool little)
 {
 	uint64_t v = 0;
 	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)p[little ? i : n - 1 - i] << (8 * (little ? i : n - 1 - i));
+		v |= (uint64_t)p[i] << (8 * (little ? i : n - 1 - i));
 	return v;
 }
 
