@@ -34,6 +34,7 @@ static struct cq_error *read_headers(struct cq_elf *e)
 				       elf_errmsg(-1));
 	e->e_type = eh.e_type;
 	e->e_machine = eh.e_machine;
+	e->e_flags = eh.e_flags;
 	e->elf_class = eh.e_ident[EI_CLASS];
 	e->little_endian = eh.e_ident[EI_DATA] == ELFDATA2LSB;
 	e->entry = eh.e_entry;
@@ -94,6 +95,12 @@ static struct cq_error *read_headers(struct cq_elf *e)
 			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
 			if (!name)
 				continue;
+			/* ELFv1 (e_flags 0 or 1; ELFv2 is 2): function symbols name descriptors. A
+			 * debug file's .opd is NOBITS: its descriptors are read from the main file. */
+			if (e->e_machine == EM_PPC64 && e->elf_class == ELFCLASS64 &&
+			    (eh.e_flags & 3) != 2 && eh.e_type != ET_REL && (sh.sh_flags & SHF_ALLOC) &&
+			    strcmp(name, ".opd") == 0)
+				e->opd_abi = true;
 			if (sh.sh_type == SHT_NOTE && !e->build_id_len && sh.sh_type != SHT_NOBITS) {
 				Elf_Data *d = elf_getdata(scn, NULL);
 				if (d && d->d_type == ELF_T_NHDR)
@@ -158,6 +165,9 @@ void cq_elf_close(struct cq_elf *e)
 	free(e->plain);
 	free(e->by_plain);
 	free(e->by_addr);
+	free(e->sym_opd);
+	free(e->opd_alias);
+	cq_elf_close(e->opd_file);
 	free(e->loads);
 	free(e->debuglink);
 	if (e->elf)
@@ -256,9 +266,20 @@ static int sym_addr_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y; /* file order, for a deterministic result */
 }
 
-/* Whether @p x names an address better than @p y: sized, then global, then by name. */
-static bool preferred_symbol(const struct cq_symbol *x, const struct cq_symbol *y)
+/* Whether @p name is "." followed by @p plain: an old ppc64 ELFv1 code symbol. */
+static bool is_dot_name_of(const char *name, const char *plain)
 {
+	return name[0] == '.' && strcmp(name + 1, plain) == 0;
+}
+
+/* Whether @p x names an address better than @p y: sized, then global, then by name. In a
+ * ppc64 ELFv1 file a dot symbol (".foo", code) gives way to its function "foo", whose
+ * value is that code too (cq_symbol.value): gdb shows "foo". */
+static bool preferred_symbol(const struct cq_elf *e, const struct cq_symbol *x,
+			     const struct cq_symbol *y)
+{
+	if (e->opd_abi && (is_dot_name_of(x->name, y->name) || is_dot_name_of(y->name, x->name)))
+		return y->name[0] == '.';
 	if ((x->size == 0) != (y->size == 0))
 		return x->size != 0;
 	int rx = x->bind == STB_GLOBAL ? 0 : x->bind == STB_WEAK ? 1 : 2;
@@ -266,6 +287,176 @@ static bool preferred_symbol(const struct cq_symbol *x, const struct cq_symbol *
 	if (rx != ry)
 		return rx < ry;
 	return strcmp(x->name, y->name) < 0;
+}
+
+/* An unsigned integer of @p n bytes in the file's byte order. */
+static uint64_t load_uint(const uint8_t *p, unsigned n, bool little)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * (little ? i : n - 1 - i));
+	return v;
+}
+
+/* The .opd section of @p src with contents (SHT_PROGBITS), its data and address range;
+ * NULL if there is none or it cannot be read (truncated file: libelf refuses it). */
+static const uint8_t *opd_contents(struct cq_elf *src, uint64_t *lo, uint64_t *hi)
+{
+	size_t shstrndx;
+	if (!src->elf || elf_getshdrstrndx(src->elf, &shstrndx) != 0)
+		return NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(src->elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		const char *name = elf_strptr(src->elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".opd") != 0)
+			continue;
+		if (sh.sh_type != SHT_PROGBITS)
+			return NULL;
+		Elf_Data *d = elf_rawdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < 8)
+			return NULL;
+		uint64_t size = sh.sh_size < d->d_size ? sh.sh_size : d->d_size;
+		if (size < 8 || sh.sh_addr > UINT64_MAX - size)
+			return NULL;
+		*lo = sh.sh_addr;
+		*hi = sh.sh_addr + size;
+		return d->d_buf;
+	}
+	return NULL;
+}
+
+/* Whether @p addr is in an executable PT_LOAD of @p e: a plausible code entry. */
+static bool in_code(const struct cq_elf *e, uint64_t addr)
+{
+	for (size_t i = 0; i < e->nloads; i++) {
+		const struct cq_load *l = &e->loads[i];
+		if ((l->flags & PF_X) && addr >= l->vaddr && addr - l->vaddr < l->memsz)
+			return true;
+	}
+	return false;
+}
+
+static int dot_plain_cmp(const void *a, const void *b)
+{
+	const struct cq_symbol *x = *(const struct cq_symbol *const *)a;
+	const struct cq_symbol *y = *(const struct cq_symbol *const *)b;
+	return strcmp(x->name + 1, y->name + 1);
+}
+
+static int dot_key_cmp(const void *key, const void *b)
+{
+	return strcmp(key, (*(const struct cq_symbol *const *)b)->name + 1);
+}
+
+/* Old ppc64 ELFv1 files also have a code symbol ".foo" per function "foo", whose size is
+ * the code's (foo's may be the descriptor's): foo, translated to the same address and
+ * preferred to name it (preferred_symbol), takes .foo's size. false: out of memory. */
+static bool dot_sizes(struct cq_symbol *syms, size_t n, const uint64_t *desc)
+{
+	size_t ndot = 0;
+	for (size_t i = 0; i < n; i++)
+		ndot += syms[i].name[0] == '.' && syms[i].name[1];
+	if (!ndot)
+		return true;
+	struct cq_symbol **dots = malloc(ndot * sizeof(*dots));
+	if (!dots)
+		return false;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (syms[i].name[0] == '.' && syms[i].name[1])
+			dots[k++] = &syms[i];
+	qsort(dots, ndot, sizeof(*dots), dot_plain_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (!desc[i])
+			continue;
+		struct cq_symbol **d = bsearch(syms[i].name, dots, ndot, sizeof(*dots), dot_key_cmp);
+		/* equal names sit together: any of them at the function's code will do */
+		for (; d && d > dots && !strcmp(d[-1]->name + 1, syms[i].name); d--)
+			;
+		for (; d && d < dots + ndot && !strcmp((*d)->name + 1, syms[i].name); d++)
+			if ((*d)->value == syms[i].value && (*d)->size) {
+				syms[i].size = (*d)->size;
+				break;
+			}
+	}
+	free(dots);
+	return true;
+}
+
+/* ppc64 ELFv1: give every function symbol whose st_value is a descriptor in .opd the code
+ * entry of that descriptor (its first doubleword, in the file's byte order), as elfutils'
+ * ppc64_resolve_sym_value and gdb do, and keep the descriptor's address (sym_opd) and an
+ * alias symbol there (opd_alias). A symbol whose descriptor is not in the file's .opd
+ * contents, or whose entry is not in the file's code, keeps its st_value. Only allocation
+ * fails. */
+static struct cq_error *opd_translate(struct cq_elf *e, struct cq_symbol *syms, size_t n)
+{
+	struct cq_elf *src = e->opd_file ? e->opd_file : e;
+	uint64_t lo, hi;
+	const uint8_t *opd = e->opd_abi && src->opd_abi && src->little_endian == e->little_endian ?
+				     opd_contents(src, &lo, &hi) : NULL;
+	if (!opd || !n)
+		return NULL;
+	uint64_t *desc = calloc(n, sizeof(*desc));
+	if (!desc)
+		return &cq_error_nomem;
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct cq_symbol *s = &syms[i];
+		if ((s->type != STT_FUNC && s->type != STT_GNU_IFUNC) || s->value < lo ||
+		    s->value > hi - 8)
+			continue;
+		uint64_t entry = load_uint(opd + (s->value - lo), 8, src->little_endian);
+		if (!in_code(src, entry))
+			continue;
+		desc[i] = s->value;
+		s->value = entry;
+		count += desc[i] != 0;
+	}
+	if (!count) {
+		free(desc);
+		return NULL;
+	}
+	if (!dot_sizes(syms, n, desc)) {
+		free(desc);
+		return &cq_error_nomem;
+	}
+	struct cq_symbol *alias = calloc(count, sizeof(*alias));
+	if (!alias) {
+		free(desc);
+		return &cq_error_nomem;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!desc[i])
+			continue;
+		/* a descriptor is three doublewords: entry, TOC, environment */
+		alias[k] = syms[i];
+		alias[k].value = desc[i];
+		alias[k].size = hi - desc[i] < 24 ? hi - desc[i] : 24;
+		alias[k].type = STT_OBJECT;
+		k++;
+	}
+	e->sym_opd = desc;
+	e->opd_alias = alias;
+	e->nopd_alias = count;
+	return NULL;
+}
+
+void cq_elf_set_opd_file(struct cq_elf *debug, struct cq_elf *main)
+{
+	if (debug && main && debug != main && debug->opd_abi && main->opd_abi &&
+	    !debug->syms_loaded && !debug->opd_file)
+		debug->opd_file = cq_elf_share(main);
+}
+
+uint64_t cq_elf_symbol_descriptor(const struct cq_elf *e, const struct cq_symbol *s)
+{
+	if (!e->sym_opd || s < e->syms || s >= e->syms + e->nsyms)
+		return 0;
+	return e->sym_opd[s - e->syms];
 }
 
 struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
@@ -308,15 +499,28 @@ struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
 						       sh.sh_type == SHT_DYNSYM};
 		}
 	}
-	struct cq_symbol **by_addr = calloc(n ? n : 1, sizeof(*by_addr));
+	struct cq_error *err = opd_translate(e, syms, n);
+	if (err) {
+		free(syms);
+		return err;
+	}
+	size_t nby = n + e->nopd_alias;
+	struct cq_symbol **by_addr = calloc(nby ? nby : 1, sizeof(*by_addr));
 	if (!by_addr) {
 		free(syms);
+		free(e->sym_opd);
+		free(e->opd_alias);
+		e->sym_opd = NULL;
+		e->opd_alias = NULL;
+		e->nopd_alias = 0;
 		return &cq_error_nomem;
 	}
 	size_t na = 0;
 	for (size_t i = 0; i < n; i++)
 		if (syms[i].type != STT_TLS && syms[i].value != 0)
 			by_addr[na++] = &syms[i];
+	for (size_t i = 0; i < e->nopd_alias; i++)
+		by_addr[na++] = &e->opd_alias[i];
 	/* by_addr is sorted on demand (cq_elf_symbol_at): a few lookups scan instead. */
 	e->syms = syms;
 	e->nsyms = n;
@@ -324,15 +528,6 @@ struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
 	e->nby_addr = na;
 	e->syms_loaded = true;
 	return NULL;
-}
-
-/* An unsigned integer of @p n bytes in the file's byte order. */
-static uint64_t load_uint(const uint8_t *p, unsigned n, bool little)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)p[little ? i : n - 1 - i] << (8 * (little ? i : n - 1 - i));
-	return v;
 }
 
 /* Whether the GNU hash table's Bloom filter rules @p name out of .dynsym. Only for files
@@ -448,7 +643,7 @@ static const struct cq_symbol *scan_symbol_at(const struct cq_elf *e, uint64_t v
 		const struct cq_symbol *s = e->by_addr[i];
 		if (s->value > vaddr || (best && s->value < best->value))
 			continue;
-		if (!best || s->value > best->value || preferred_symbol(s, best))
+		if (!best || s->value > best->value || preferred_symbol(e, s, best))
 			best = s;
 	}
 	return best;
@@ -506,7 +701,7 @@ static const struct cq_symbol *lookup_symbol_at(struct cq_elf *e, uint64_t vaddr
 		uint64_t v = e->by_addr[lo - 1]->value;
 		s = e->by_addr[lo - 1];
 		for (size_t i = lo - 1; i > 0 && e->by_addr[i - 1]->value == v; i--)
-			if (preferred_symbol(e->by_addr[i - 1], s))
+			if (preferred_symbol(e, e->by_addr[i - 1], s))
 				s = e->by_addr[i - 1];
 	}
 	return s;

@@ -17,7 +17,10 @@
 
 struct cq_symbol {
 	const char *name;   /**< points into the file's string table */
-	uint64_t value;     /**< st_value: link-time address, or TLS offset for STT_TLS */
+	/** st_value: link-time address, or TLS offset for STT_TLS. For a function of a ppc64
+	 * ELFv1 file whose st_value is the address of its descriptor in .opd, the code entry
+	 * read from that descriptor (as elfutils and gdb do; cq_elf_symbol_descriptor()). */
+	uint64_t value;
 	uint64_t size;
 	uint8_t type;       /**< STT_* */
 	uint8_t bind;       /**< STB_* */
@@ -38,6 +41,7 @@ struct cq_elf {
 	char *strtab;            /**< owned string table (bundled symbols), else NULL */
 	void *elf;               /**< Elf * */
 	uint16_t e_type, e_machine;
+	uint32_t e_flags;
 	uint8_t elf_class;
 	bool little_endian;
 	uint64_t entry;
@@ -74,6 +78,20 @@ struct cq_elf {
 		const struct cq_symbol *sym;
 	} recent[8];                /**< last answers of cq_elf_symbol_at */
 	unsigned recent_next;
+
+	/* ppc64 ELFv1 function descriptors (.opd): see cq_symbol.value. */
+	bool opd_abi;               /**< EM_PPC64, not ELFv2, with an .opd section */
+	/** The file whose .opd contents hold the descriptors when this one has none (a
+	 * separate debug file's .opd is NOBITS: its main file, one reference), else NULL. */
+	struct cq_elf *opd_file;
+	/** Per syms[i]: the link-time address of the descriptor its st_value named, 0 when
+	 * its value was not translated; NULL when no symbol was. */
+	uint64_t *sym_opd;
+	/** One more symbol per translated function, at its descriptor (type STT_OBJECT, the
+	 * descriptor's size): in by_addr only, so that a function pointer (which is the
+	 * descriptor's address) is still named after its function, as gdb does. */
+	struct cq_symbol *opd_alias;
+	size_t nopd_alias;
 };
 
 /** Open the ELF file at @p path (compressed files are inflated transparently). */
@@ -92,6 +110,19 @@ struct cq_elf *cq_elf_share(struct cq_elf *e);
 struct cq_error *cq_elf_from_symbols(struct cq_symbol *syms, size_t nsyms, char *strtab,
 				     const uint8_t *build_id, size_t build_id_len,
 				     struct cq_elf **ret);
+
+/**
+ * Where a separate debug file @p debug of the ppc64 ELFv1 file @p main reads its
+ * functions' descriptors: @p main's .opd (the debug file's is NOBITS). Takes a reference
+ * to @p main; no-op for other machines, once symbols are loaded, or when already set.
+ */
+void cq_elf_set_opd_file(struct cq_elf *debug, struct cq_elf *main);
+
+/**
+ * The link-time address of the ppc64 ELFv1 function descriptor (.opd) that @p s's
+ * st_value named, whose code entry is now @p s's value; 0 for every other symbol.
+ */
+uint64_t cq_elf_symbol_descriptor(const struct cq_elf *e, const struct cq_symbol *s);
 
 /** Load the symbol tables (idempotent). */
 struct cq_error *cq_elf_load_symbols(struct cq_elf *e);

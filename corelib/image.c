@@ -742,6 +742,9 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 						cq_error_destroy(err);
 						cq_elf_close(img->debug);
 						img->debug = NULL;
+					} else {
+						/* ppc64 ELFv1: its .opd is NOBITS */
+						cq_elf_set_opd_file(img->debug, img->elf);
 					}
 				}
 			}

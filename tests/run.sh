@@ -64,6 +64,7 @@ done
 is_i386_elf "$COREQ" && part "how i386 code runs" tests/host32/i386_way.sh
 part "fixtures" python3 tests/fixture/run.py
 part "file lookup" python3 tests/fixture/lookup.py
+part "ppc64 ELFv1 function descriptors" python3 tests/fixture/ppc64_opd.py
 part "bundles" python3 tests/fixture/run.py --bundle
 part "OMPD callback conformance" python3 tests/fixture/ompd_conformance.py
 part "OMPD with LLVM libompd" python3 tests/fixture/ompd.py

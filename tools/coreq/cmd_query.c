@@ -71,12 +71,14 @@ static void sym_text(json_t *d)
 {
 	json_t *v = json_object_get(d, "value");
 	json_t *real = json_object_get(d, "symbol");
-	printf("%s%s%s%s = %s in %s (size %lld, %s)%s%s\n", cq_esc(json_string_value(json_object_get(d, "name"))),
+	json_t *desc = json_object_get(d, "descriptor");
+	printf("%s%s%s%s = %s in %s (size %lld, %s%s%s)%s%s\n", cq_esc(json_string_value(json_object_get(d, "name"))),
 	       real ? " (" : "", real ? cq_esc(json_string_value(real)) : "", real ? ")" : "",
 	       cq_esc(json_string_value(json_object_get(d, "address"))),
 	       cq_esc(json_string_value(json_object_get(d, "image"))),
 	       (long long)json_integer_value(json_object_get(d, "size")),
-	       cq_esc(json_string_value(json_object_get(d, "type"))), json_is_string(v) ? ", value " : "",
+	       cq_esc(json_string_value(json_object_get(d, "type"))), desc ? ", descriptor " : "",
+	       desc ? cq_esc(json_string_value(desc)) : "", json_is_string(v) ? ", value " : "",
 	       json_is_string(v) ? cq_esc(json_string_value(v)) : "");
 }
 
@@ -118,6 +120,11 @@ int cq_cmd_sym(struct cq_cli *cli)
 	json_object_set_new(doc, "size", json_integer((json_int_t)ref.sym->size));
 	json_object_set_new(doc, "type", cq_json_str(sym_type(ref.sym->type)));
 	json_object_set_new(doc, "table", cq_json_str(ref.sym->dynamic ? ".dynsym" : ".symtab"));
+	/* ppc64 ELFv1: address is the code entry, this the descriptor st_value named */
+	struct cq_elf *e = cq_image_symbol_file(ref.image);
+	uint64_t desc = e ? cq_elf_symbol_descriptor(e, ref.sym) : 0;
+	if (desc)
+		json_object_set_new(doc, "descriptor", cq_json_addr(ref.image->bias + desc));
 	json_object_set_new(doc, "value", ref.is_tls || ref.sym->type == STT_FUNC ? json_null() :
 				value_json(core, ref.address, ref.sym->size));
 	return finish(cli, core, doc, sym_text);
