@@ -6,7 +6,10 @@
  * found (their verified files, the vDSO from the core's memory), memory is read through
  * cq_core_read() (compressed cores, bundles, file-backed text, qemu cores alike), and each
  * thread's initial registers come from its prstatus block through the target table's
- * DWARF numbers. Knows no OpenMP and no MPI.
+ * DWARF numbers. Where a frame has no CFI, coreq takes one step of its own and restarts
+ * libdwfl from the caller (internal.h): ARM EHABI tables, the powerpc back chain, riscv64
+ * and Thumb-2 prologue analysis, riscv64 frame pointers, a leaf's link register. Each frame
+ * says how it was found. Knows no OpenMP and no MPI.
  *
  * Return addresses are symbolized at pc - 1 (the call, not the instruction after it),
  * except in the initial frame and after a signal frame, where the pc is exact.
