@@ -30,6 +30,10 @@ struct cq_core_options {
 	/** Colon-separated ELF files whose DWARF supplies types no image has (types.h). */
 	const char *type_donors;
 	uint64_t max_inflated;       /**< bound for compressed inputs (0: default) */
+	/** Identify the core with libbfd as well (bfd_target, bfd_arch and its cross-checks
+	 * as problems): loads libbfd, which costs more than opening the core, so it runs on
+	 * a thread of its own until cq_core_identified(). Without it both names stay NULL. */
+	bool identify;
 };
 
 /** One PT_LOAD of the core. */
@@ -85,8 +89,12 @@ struct cq_core {
 	struct cq_file *file;
 	struct cq_core_options opts;   /**< strings owned (copied) */
 	void *elf;                     /**< libelf handle of the core (Elf *) */
-	char *bfd_target;              /**< BFD's name for the core format, e.g. "elf64-s390" */
-	char *bfd_arch;                /**< BFD's printable architecture */
+	char *bfd_target;              /**< BFD's name for the core format, e.g. "elf64-s390"
+	                                    (only with opts.identify) */
+	char *bfd_arch;                /**< BFD's printable architecture (opts.identify) */
+	/** libbfd's identification under way (opts.identify): bfd_target, bfd_arch and the
+	 * problems are complete only after cq_core_identified(). */
+	struct cq_bfd_pending *bfd_pending;
 
 	struct cq_segment *segments;   /**< sorted by vaddr, non-overlapping */
 	size_t nsegments;
@@ -157,6 +165,14 @@ struct cq_error *cq_core_open(const char *path, const struct cq_core_options *op
 
 /** Close a core; NULL allowed. */
 void cq_core_close(struct cq_core *core);
+
+/**
+ * Wait for libbfd's identification (cq_core_options.identify) and take in its results:
+ * bfd_target, bfd_arch and its problems (placed where opening the core put its own).
+ * Without an identification under way, nothing. An error only when it could not run at
+ * all (allocation, descriptors).
+ */
+struct cq_error *cq_core_identified(struct cq_core *core);
 
 /** Value of auxv entry @p type; false if absent. */
 bool cq_core_auxv(const struct cq_core *core, uint64_t type, uint64_t *ret);

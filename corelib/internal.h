@@ -18,6 +18,10 @@ void cq__bundle_free(struct cq_core *core);
 /** Identify the core with the multi-architecture libbfd (bfd_ident.c). */
 struct cq_error *cq__core_bfd_identify(struct cq_core *core);
 
+/** The same on a thread of its own (where none can be started: at once); its results are
+ * taken in by cq_core_identified() (bfd_ident.c). */
+struct cq_error *cq__core_bfd_identify_start(struct cq_core *core);
+
 /** Register the file range @p file [@p offset ..] as backing target memory [@p start,
  * @p end) (memory.c); @p path names it in reports. */
 struct cq_error *cq__memory_add_file(struct cq_core *core, uint64_t start, uint64_t end,

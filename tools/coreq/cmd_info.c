@@ -118,7 +118,8 @@ static json_t *abi_json(const struct cq_target *t)
 			 "tls_variant", t->tls_variant, "tls_tp_bias", cq_json_addr(t->tls_tp_bias));
 }
 
-static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_images, bool regs)
+static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_images, bool regs,
+			 struct cq_error **err_ret)
 {
 	json_t *doc = json_object();
 	json_object_set_new(doc, "schema", cq_json_str(with_images ? "coreq-info/1" : "coreq-threads/1"));
@@ -130,8 +131,9 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	json_object_set_new(doc, "byte_order", cq_json_str(t->little_endian ? "little" : "big"));
 	if (with_images)
 		json_object_set_new(doc, "abi", abi_json(t));
-	json_object_set_new(doc, "bfd_target", core->bfd_target ? cq_json_str(core->bfd_target) : json_null());
-	json_object_set_new(doc, "bfd_arch", core->bfd_arch ? cq_json_str(core->bfd_arch) : json_null());
+	/* libbfd's answer comes last (its identification runs meanwhile): places kept */
+	json_object_set_new(doc, "bfd_target", json_null());
+	json_object_set_new(doc, "bfd_arch", json_null());
 	if (core->has_psinfo) {
 		json_object_set_new(doc, "pid", json_integer(core->pid));
 		json_object_set_new(doc, "ppid", json_integer(core->ppid));
@@ -173,6 +175,16 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 			json_array_append_new(images, image_json(&core->images[i]));
 		json_object_set_new(doc, "images", images);
 	}
+	struct cq_error *ierr = cq_core_identified(core);
+	if (ierr) {
+		json_decref(doc);
+		*err_ret = ierr;
+		return NULL;
+	}
+	if (core->bfd_target)
+		json_object_set_new(doc, "bfd_target", cq_json_str(core->bfd_target));
+	if (core->bfd_arch)
+		json_object_set_new(doc, "bfd_arch", cq_json_str(core->bfd_arch));
 	json_object_set_new(doc, "problems", cq_json_problems(core));
 	(void)cli;
 	return doc;
@@ -251,10 +263,16 @@ static void print_info_text(json_t *doc, bool with_images)
 static int info_common(struct cq_cli *cli, bool with_images, bool regs)
 {
 	struct cq_core *core;
+	cli->opts.identify = true; /* bfd_target and bfd_arch are shown */
 	int rc = cq_open_core(cli, true, &core);
 	if (rc)
 		return rc;
-	json_t *doc = info_json(cli, core, with_images, regs);
+	struct cq_error *err = NULL;
+	json_t *doc = info_json(cli, core, with_images, regs, &err);
+	if (!doc) {
+		cq_core_close(core);
+		return cq_fail(err);
+	}
 	rc = core->nproblems ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 	if (cli->json) {
 		if (rc)
