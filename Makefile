@@ -5,7 +5,10 @@ BUILD ?= build
 OPT ?= -O2 -g
 WARN = -Werror=implicit-function-declaration -Werror=int-conversion -Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral
 CFLAGS_ALL = -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. -I$(BUILD)/include $(EXTRA_CFLAGS)
-LIBS = -Wl,--as-needed -l:libbfd-multiarch.so -ldw -lelf -ljansson -lz -lpthread
+# libbfd-multiarch is not linked: corelib loads it when its answer is needed (bfd_lib.h)
+# from the file a link would use, found here once and fixed in $(BUILD)/include.
+LIBS = -Wl,--as-needed -ldw -lelf -ljansson -lz -lpthread
+LIBBFD_LINK = -l:libbfd-multiarch.so
 
 TARGETS_SRC = $(wildcard targets/*.c)
 CORELIB_SRC = $(wildcard corelib/*.c)
@@ -41,6 +44,21 @@ OWN_MQD_DLL = $(BUILD)/plugins/libcoreq_ompi41_msgq.so
 all: $(BUILD)/coreq $(BUILD)/mkcore $(UNIT_BIN) $(PLUGIN_SO) $(OWN_MQD_DLL) recorder
 
 $(TOOL_OBJ): $(BUILD)/include/omp-tools.h
+
+# The libbfd file a link with $(LIBBFD_LINK) would take (the linker's own search, -L of
+# LDFLAGS included), resolved to the real file: the only path coreq loads libbfd from.
+$(BUILD)/include/cq_libbfd_path.h: Makefile $(HOST32_MK)
+	@mkdir -p $(dir $@)
+	@p=$$(echo 'int main(void) { return 0; }' | $(CC) $(CFLAGS_ALL) $(LDFLAGS) -x c - -o /dev/null \
+		-Wl,--no-as-needed -Wl,--trace $(LIBBFD_LINK) 2>/dev/null | grep 'libbfd-multiarch\.so$$' | head -n1); \
+	p=$$(readlink -f "$$p"); \
+	if [ -z "$$p" ] || [ ! -f "$$p" ]; then \
+		echo "libbfd-multiarch.so not found: apt-get install binutils-multiarch-dev (tools/install-deps.sh)" >&2; exit 1; fi; \
+	echo "/* written by the Makefile: the libbfd coreq loads (corelib/bfd_lib.c) */" >$@.tmp; \
+	echo "#define CQ_LIBBFD_PATH \"$$p\"" >>$@.tmp; \
+	mv -f $@.tmp $@
+
+$(BUILD)/corelib/bfd_lib.o: $(BUILD)/include/cq_libbfd_path.h
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* Identification of the core by the multi-architecture libbfd: its target name and
  * architecture are reported next to ours, and a disagreement is a problem worth showing
- * (it is how a host-only libbfd silently misreads foreign cores). */
-#define PACKAGE "coreq"
-#define PACKAGE_VERSION "0"
-#include <bfd.h>
+ * (it is how a host-only libbfd silently misreads foreign cores).
+ *
+ * Loading libbfd (bfd_lib.h: on first use, not at start) and its identification pass
+ * cost more than opening a big core: only the commands that show the answer ask for it
+ * (cq_core_options.identify). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bfd_lib.h"
 #include "internal.h"
 
-static struct cq_error *identify(struct cq_core *core);
+static struct cq_error *identify(struct cq_core *core, const struct cq_bfd *b);
 
 /* libbfd writes its warnings ("BFD: warning: X has a segment extending past end of file")
  * to stderr itself: bfd_check_format caches them and prints them with fprintf, whatever
@@ -22,6 +25,12 @@ static struct cq_error *identify(struct cq_core *core);
  * becomes problems of the core. */
 struct cq_error *cq__core_bfd_identify(struct cq_core *core)
 {
+	const char *why;
+	const struct cq_bfd *b = cq__bfd(&why);
+	if (!b) {
+		cq_core_problem(core, "identification", "%s", why);
+		return NULL;
+	}
 	FILE *tf = tmpfile();
 	int saved = -1;
 	fflush(stderr);
@@ -29,7 +38,7 @@ struct cq_error *cq__core_bfd_identify(struct cq_core *core)
 		close(saved);
 		saved = -1;
 	}
-	struct cq_error *err = identify(core);
+	struct cq_error *err = identify(core, b);
 	if (saved >= 0) {
 		fflush(stderr);
 		dup2(saved, STDERR_FILENO);
@@ -48,37 +57,31 @@ struct cq_error *cq__core_bfd_identify(struct cq_core *core)
 	return err;
 }
 
-static struct cq_error *identify(struct cq_core *core)
+static struct cq_error *identify(struct cq_core *core, const struct cq_bfd *b)
 {
-	static int initialized;
-	if (!initialized) {
-		bfd_init();
-		initialized = 1;
-	}
-	/* BFD assumes a fresh descriptor is at offset 0; an inflated copy is at its end. */
-	int fd = dup(core->file->fd);
-	if (fd >= 0 && lseek(fd, 0, SEEK_SET) < 0) {
-		close(fd);
-		fd = -1;
-	}
+	/* BFD reads from its descriptor's offset and assumes a fresh one (an inflated copy is
+	 * at its end): a descriptor of its own, so that no offset is shared with coreq's */
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", core->file->fd);
+	int fd = open(proc, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return cq_error_errno(errno, "%s: dup", core->file->path);
-	bfd *abfd = bfd_fdopenr(core->file->path, NULL, fd);
+		return cq_error_errno(errno, "%s: open %s", core->file->path, proc);
+	bfd *abfd = b->fdopenr(core->file->path, NULL, fd);
 	if (!abfd) {
 		close(fd);
 		cq_core_problem(core, "identification", "libbfd cannot open %s: %s",
-				core->file->path, bfd_errmsg(bfd_get_error()));
+				core->file->path, b->errmsg(b->get_error()));
 		return NULL;
 	}
-	if (!bfd_check_format(abfd, bfd_core)) {
+	if (!b->check_format(abfd, bfd_core)) {
 		cq_core_problem(core, "identification",
 				"libbfd does not recognize %s as a %s core: %s", core->file->path,
-				core->target->name, bfd_errmsg(bfd_get_error()));
+				core->target->name, b->errmsg(b->get_error()));
 	} else {
 		core->bfd_target = strdup(bfd_get_target(abfd));
-		core->bfd_arch = strdup(bfd_printable_name(abfd));
+		core->bfd_arch = strdup(b->printable_name(abfd));
 		if (!core->bfd_target || !core->bfd_arch) {
-			bfd_close(abfd);
+			b->close(abfd);
 			return &cq_error_nomem;
 		}
 		if (strncmp(core->bfd_arch, core->target->bfd_arch, strlen(core->target->bfd_arch)) != 0)
@@ -99,6 +102,6 @@ static struct cq_error *identify(struct cq_core *core)
 					"libbfd finds %zu thread register sets in %s, coreq %zu threads",
 					nreg, core->file->path, core->nthreads);
 	}
-	bfd_close(abfd);
+	b->close(abfd);
 	return NULL;
 }

@@ -156,6 +156,7 @@ struct cq_error *cq_core_open(const char *path, const struct cq_core_options *op
 	core->opts.debug_dir = dup_opt(opts->debug_dir);
 	core->opts.type_donors = dup_opt(opts->type_donors);
 	core->opts.max_inflated = opts->max_inflated;
+	core->opts.identify = opts->identify;
 
 	struct cq_error *err = cq_file_open(path, opts->max_inflated, &core->file);
 	if (err)
@@ -176,7 +177,7 @@ struct cq_error *cq_core_open(const char *path, const struct cq_core_options *op
 		goto fail;
 	}
 	if ((err = read_segments(core)) || (err = cq__core_parse_notes(core)) ||
-	    (err = cq__core_bfd_identify(core)))
+	    (opts->identify && (err = cq__core_bfd_identify(core))))
 		goto fail;
 	*ret = core;
 	return NULL;

@@ -30,6 +30,10 @@ struct cq_core_options {
 	/** Colon-separated ELF files whose DWARF supplies types no image has (types.h). */
 	const char *type_donors;
 	uint64_t max_inflated;       /**< bound for compressed inputs (0: default) */
+	/** Identify the core with libbfd as well (bfd_target, bfd_arch and its cross-checks
+	 * as problems): loads libbfd, which costs more than opening the core, so only the
+	 * commands that show its answer ask for it. Without it both names stay NULL. */
+	bool identify;
 };
 
 /** One PT_LOAD of the core. */
@@ -85,8 +89,9 @@ struct cq_core {
 	struct cq_file *file;
 	struct cq_core_options opts;   /**< strings owned (copied) */
 	void *elf;                     /**< libelf handle of the core (Elf *) */
-	char *bfd_target;              /**< BFD's name for the core format, e.g. "elf64-s390" */
-	char *bfd_arch;                /**< BFD's printable architecture */
+	char *bfd_target;              /**< BFD's name for the core format, e.g. "elf64-s390"
+	                                    (only with opts.identify) */
+	char *bfd_arch;                /**< BFD's printable architecture (opts.identify) */
 
 	struct cq_segment *segments;   /**< sorted by vaddr, non-overlapping */
 	size_t nsegments;

@@ -32,7 +32,8 @@ static void drop(struct cq_error *err)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct cq_core_options opts = {.sysroot = FZ_SYSROOT,
-						    .max_inflated = FZ_MAX_INFLATED};
+						    .max_inflated = FZ_MAX_INFLATED,
+						    .identify = true};
 	fz_memfd_set(&input, data, size);
 	struct cq_core *core;
 	struct cq_error *err = cq_core_open(input.path, &opts, &core);

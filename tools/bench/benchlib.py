@@ -4,10 +4,14 @@
   benchlib.py evict CORE              drop CORE's pages from the page cache (fadvise)
   benchlib.py segs CORE              number of PT_LOAD with contents, size of the heap one
   benchlib.py resident CORE           bytes of CORE in the page cache, in all and per segment
-  benchlib.py strace-io LOG CORE      bytes the traced tool read from / mapped of CORE
+  benchlib.py strace-io LOG CORE [--stacks THREADS_JSON [--walk BT_JSON]]
+                                      bytes the traced tool read from / mapped of CORE;
+                                      with --stacks also the bytes of thread stacks read and
+                                      those outside the part an unwinder walks (bench-bt.sh)
   benchlib.py hyperfine JSON          "min_ms median_ms" of hyperfine's --export-json
   benchlib.py stats MS...             "min_ms median_ms" of a list of times
   benchlib.py report TSV              the table, the ratios and the PASS/MISS lines
+  benchlib.py report-bt TSV           the same for bench-bt.sh (coreq bt and its peers)
 
 Byte accounting is by ELF segment of the core: "heap" is the largest PT_LOAD (the
 benchmark program's 1-2 GiB malloc chunk), which nothing in `info` needs.
@@ -53,6 +57,85 @@ def segments(core):
             p_type, off, _, _, filesz = struct.unpack(end + "IIIII", e[:20])
         out.append((p_type, off, filesz))
     return out
+
+
+def load_segments(core):
+    """[(offset, vaddr, filesz)] of the core's PT_LOAD segments with contents."""
+    with open(core, "rb") as f:
+        ident = f.read(16)
+        is64, end = ident[4] == 2, "<" if ident[5] == 1 else ">"
+        if is64:
+            hdr = struct.unpack(end + "HHIQQQIHHHHHH", f.read(48))
+        else:
+            hdr = struct.unpack(end + "HHIIIIIHHHHHH", f.read(36))
+        phoff, phentsize, shoff = hdr[4], hdr[8], hdr[5]
+        phnum = sum(1 for _ in segments(core))
+        f.seek(phoff)
+        raw = f.read(phnum * phentsize)
+    out = []
+    for i in range(phnum):
+        e = raw[i * phentsize:(i + 1) * phentsize]
+        if is64:
+            p_type, _, off, vaddr, _, filesz = struct.unpack(end + "IIQQQQ", e[:40])
+        else:
+            p_type, off, vaddr, _, filesz = struct.unpack(end + "IIIII", e[:20])
+        if p_type == 1 and filesz > 0:
+            out.append((off, vaddr, filesz))
+    return out
+
+
+RED_ZONE = 128  # below the stack pointer a leaf function may still keep data (x86_64 ABI)
+
+
+def stack_reads(reads, core, threads_json, bt_json):
+    """(bytes read inside thread stack segments, of them outside the walked windows).
+    A thread's window: from the page of (sp - red zone) to the page end above the highest
+    CFA of its frames in BT_JSON (`coreq bt --json`, frames[].cfa); without CFAs, up to
+    its segment's end (then only reads below the stack pointer count as unwalked)."""
+    try:
+        with open(threads_json) as f:
+            threads = json.load(f)["threads"]
+    except (OSError, ValueError, KeyError):
+        return None, None
+    cfas = {}
+    try:
+        with open(bt_json) as f:
+            for t in json.load(f)["threads"]:
+                vals = [int(fr["cfa"], 0) for fr in t.get("frames", []) if fr.get("cfa")]
+                if vals:
+                    cfas[t["tid"]] = max(vals)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    loads = load_segments(core)
+    windows = {}  # segment index -> [(lo, hi)] in vaddr
+    for t in threads:
+        sp = int(t["sp"], 0)
+        for i, (off, va, sz) in enumerate(loads):
+            if va <= sp < va + sz:
+                lo = max(va, (sp - RED_ZONE) // PAGE * PAGE)
+                hi = va + sz
+                if t["tid"] in cfas:
+                    hi = min(hi, (cfas[t["tid"]] + PAGE - 1) // PAGE * PAGE)
+                windows.setdefault(i, []).append((lo, hi))
+                break
+    total = outside = 0
+    for off, ln in reads:
+        for i, wins in windows.items():
+            so, va, sz = loads[i]
+            a, b = max(off, so), min(off + ln, so + sz)
+            if a >= b:
+                continue
+            a, b = a - so + va, b - so + va  # to target addresses
+            total += b - a
+            # bytes of [a, b) covered by no window
+            cov, pos = 0, a
+            for lo, hi in sorted(wins):
+                lo, hi = max(lo, pos), min(hi, b)
+                if lo < hi:
+                    cov += hi - lo
+                    pos = hi
+            outside += (b - a) - cov
+    return total, outside
 
 
 def seg_index(core):
@@ -135,7 +218,7 @@ def cmd_resident(core):
     print(f"bytes={c['bytes']} heap_bytes={c['heap_bytes']} segs={c['segs']} segs_total={c['segs_total']}")
 
 
-def cmd_strace_io(log, core):
+def cmd_strace_io(log, core, threads_json=None, bt_json=None):
     """Sum read()/pread64() bytes and mmap() lengths on file descriptors naming CORE
     (strace -f -y output); read() offsets follow lseek() and earlier reads."""
     core = os.path.realpath(core)
@@ -188,8 +271,13 @@ def cmd_strace_io(log, core):
                     reads.append((off, n))
                 nread += 1
     r, mp = classify(reads, core), classify(maps, core)
+    extra = ""
+    if threads_json:
+        st, su = stack_reads(reads, core, threads_json, bt_json)
+        extra = f" stack_bytes={st if st is not None else '-'} stack_unwalked={su if su is not None else '-'}"
     print(f"calls={nread} bytes={r['bytes']} heap_bytes={r['heap_bytes']} segs={r['segs']} "
-          f"segs_total={r['segs_total']} mmap_bytes={mp['bytes']} mmap_heap_bytes={mp['heap_bytes']}")
+          f"segs_total={r['segs_total']} mmap_bytes={mp['bytes']} mmap_heap_bytes={mp['heap_bytes']}"
+          + extra)
 
 
 def two(ms):
@@ -299,6 +387,121 @@ def cmd_report(tsv):
         print(f"{'PASS' if ok else 'MISS'}  {name}: {detail}")
 
 
+def cmd_report_bt(tsv):
+    """TSV columns (header line): tool threads frames rc min_ms med_ms rss_kb sys_calls
+    sys_bytes sys_heap sys_segs mmap_bytes stack_bytes stack_unwalked segs_total"""
+    with open(tsv) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        rows = [dict(zip(head, l.rstrip("\n").split("\t"))) for l in f if l.strip()]
+    meta = {r["tool"][1:]: r["threads"] for r in rows if r["tool"].startswith("#")}
+    rows = [r for r in rows if not r["tool"].startswith("#")]
+    start = set(meta.get("start_rows", "").split())
+    num = lambda r, k: float(r[k]) if r.get(k, "-") not in ("-", "") else None
+    base = next((r for r in rows if r["tool"] == "coreq"), None)
+    bt, bm = (num(base, "med_ms"), num(base, "rss_kb")) if base else (None, None)
+
+    def ratio(v, b):
+        return f"{v / b:.1f}x" if v is not None and b else "-"
+
+    print()
+    print(f"core: {meta.get('core', '?')} ({meta.get('core_size', '?')} bytes, "
+          f"{meta.get('threads', '?')} threads, {meta.get('segs', '?')} PT_LOAD, heap segment "
+          f"{fmt_bytes(meta.get('heap'))}); exe {meta.get('exe', '?')}")
+    print(f"timing: {meta.get('timer', '?')}, warm page cache; RSS = max of "
+          f"{meta.get('rss_runs', '?')} runs of /usr/bin/time -f %M")
+    load = meta.get("load", "?")
+    print(f"load average during the run: {load}", end="")
+    try:
+        busy = float(load.split()[0]) > 0.5 or float(load.split()[2]) > 0.5
+    except (ValueError, IndexError):
+        busy = False
+    print("  -- other work on the machine: trust min over median" if busy else "")
+    print()
+    hdr = ["tool", "thr", "frames", "rc", "min ms", "med ms", "t/coreq", "RSS MB", "m/coreq"]
+    fmt = "{:<12} {:>4} {:>6} {:>3} {:>9} {:>9} {:>8} {:>8} {:>8}"
+
+    def line(r):
+        t, m = num(r, "med_ms"), num(r, "rss_kb")
+        return fmt.format(r["tool"], r["threads"] or "-", r["frames"] or "-", r["rc"],
+                          f"{num(r, 'min_ms'):.2f}" if num(r, "min_ms") is not None else "-",
+                          f"{t:.2f}" if t is not None else "-",
+                          ratio(t, bt) if r is not base else "1.0x",
+                          f"{m / 1024:.1f}" if m is not None else "-",
+                          ratio(m, bm) if r is not base else "1.0x")
+    print("Backtraces of every thread (frames: as each tool printed them; drgn: frames with a pc)")
+    print(fmt.format(*hdr))
+    print(fmt.format(*["-" * len(h) for h in hdr]))
+    for r in rows:
+        if r["tool"] not in start:
+            print(line(r))
+    print()
+    print("The fixed cost of starting (t/coreq: against coreq bt)")
+    print(fmt.format(*hdr))
+    print(fmt.format(*["-" * len(h) for h in hdr]))
+    for r in rows:
+        if r["tool"] in start:
+            print(line(r))
+    fl = next((r for r in rows if r["tool"] == "floor"), None)
+    ci = next((r for r in rows if r["tool"] == "coreq-info"), None)
+    tr = next((r for r in rows if r["tool"] == "true"), None)
+    if fl and ci and num(fl, "med_ms") and num(ci, "med_ms") is not None:
+        print(f"coreq info / floor: {num(ci, 'med_ms') / num(fl, 'med_ms'):.1f}x by median"
+              + (f" (/bin/true {num(tr, 'med_ms'):.2f} ms)" if tr and num(tr, "med_ms") else ""))
+    print()
+    print("I/O on the core file (strace -f -y: read/pread64 bytes requested; heap = inside the")
+    print("heap segment; segs = PT_LOAD segments read of all; mmap = bytes of the core mapped;")
+    print("stack = inside the threads' stack segments; unwalked = of those, outside the part")
+    print("from each stack pointer's page (less the red zone) up to")
+    print(f"{meta.get('walk_top', '?')})")
+    print()
+    hdr2 = ["tool", "calls", "read", "heap", "segs", "mmap", "stack", "unwalked"]
+    fmt2 = "{:<12} {:>6} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9}"
+    print(fmt2.format(*hdr2))
+    print(fmt2.format(*["-" * len(h) for h in hdr2]))
+    for r in rows:
+        if r["sys_calls"] == "-":
+            continue
+        st = r["segs_total"]
+        print(fmt2.format(r["tool"], r["sys_calls"], fmt_bytes(r["sys_bytes"]),
+                          fmt_bytes(r["sys_heap"]),
+                          f"{r['sys_segs']}/{st}" if r["sys_segs"] != "-" else "-",
+                          fmt_bytes(r["mmap_bytes"]), fmt_bytes(r["stack_bytes"]),
+                          fmt_bytes(r["stack_unwalked"])))
+    print()
+    if not base:
+        print("no coreq row: no targets checked")
+        return
+    size = int(meta.get("core_size", "0") or 0)
+    if size < 2_000_000_000:
+        print(f"(this core is {fmt_bytes(size)}; the targets are stated for a 2 GB core)")
+    checks = []
+    for peer, factor in (("eu-stack", 5), ("gdb", 50)):
+        p = next((r for r in rows if r["tool"] == peer), None)
+        pt = num(p, "med_ms") if p else None
+        if pt is None or bt is None:
+            checks.append((f"coreq bt >= {factor}x faster than {peer} by median", None,
+                           "not measured"))
+            continue
+        checks.append((f"coreq bt >= {factor}x faster than {peer} by median", pt / bt >= factor,
+                       f"{pt:.2f} ms / {bt:.2f} ms = {pt / bt:.1f}x"))
+    checks.append(("coreq bt max RSS <= 10 MB", bm is not None and bm / 1024 <= 10.0,
+                   f"{bm / 1024:.1f} MB" if bm is not None else "n/a"))
+    sk, su, sh = num(base, "stack_bytes"), num(base, "stack_unwalked"), num(base, "sys_heap")
+    sm = num(base, "mmap_bytes")
+    if su is None:
+        checks.append(("coreq bt reads no stack memory it does not walk", None, "not measured"))
+    else:
+        checks.append(("coreq bt reads no stack memory it does not walk", su == 0 and not sm,
+                       f"{fmt_bytes(sk)} of stacks read, {fmt_bytes(su)} outside the walk, "
+                       f"{fmt_bytes(sh)} of the heap segment, {fmt_bytes(sm or 0)} mapped"))
+    jrow = next((r for r in rows if r["tool"] == "coreq-json"), None)
+    if jrow and base and jrow["frames"] != base["frames"]:
+        checks.append(("coreq bt and bt --json print the same frames", False,
+                       f"{base['frames']} vs {jrow['frames']}"))
+    for name, ok, detail in checks:
+        print(f"{'PASS' if ok else 'MISS' if ok is not None else 'n/a '}  {name}: {detail}")
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -311,13 +514,16 @@ def main(argv):
     elif cmd == "resident":
         cmd_resident(args[0])
     elif cmd == "strace-io":
-        cmd_strace_io(args[0], args[1])
+        opt = dict(zip(args[2::2], args[3::2]))
+        cmd_strace_io(args[0], args[1], opt.get("--stacks"), opt.get("--walk"))
     elif cmd == "hyperfine":
         cmd_hyperfine(args[0])
     elif cmd == "stats":
         print(two([float(a) for a in args]))
     elif cmd == "report":
         cmd_report(args[0])
+    elif cmd == "report-bt":
+        cmd_report_bt(args[0])
     else:
         print(__doc__, file=sys.stderr)
         return 2

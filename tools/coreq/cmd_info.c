@@ -318,6 +318,7 @@ static void print_info_text(json_t *doc, bool with_images)
 static int info_common(struct cq_cli *cli, bool with_images, bool regs)
 {
 	struct cq_core *core;
+	cli->opts.identify = true; /* bfd_target and bfd_arch are shown */
 	int rc = cq_open_core(cli, true, &core);
 	if (rc)
 		return rc;
