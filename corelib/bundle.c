@@ -1002,7 +1002,7 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 		st.symbols += n;
 		st.images++;
 		uint64_t ub = 0;
-		if (add_data && (err = put_unwind(core, &ours, img, opts && opts->with_lines, &ub)))
+		if ((err = put_unwind(core, &ours, img, opts && opts->with_lines, &ub)))
 			goto out_free;
 		st.unwind_images += ub != 0;
 		st.unwind_bytes += ub;

@@ -43,7 +43,8 @@
  *    .debug_str_offsets, .debug_addr, .debug_aranges, .debug_ranges, .debug_rnglists,
  *    .debug_loc, .debug_loclists, from the separate debug file when one was found, else
  *    from the image's file). At most CQ_BUNDLE_MAX_UNWIND bytes. Written for every image
- *    with a file that has any of these sections (not with --symbols-only); an input
+ *    with a file that has any of these sections (--symbols-only too: stacks need no file
+ *    data); an input
  *    bundle's unwind ELFs are carried over. A reader checks the ELF (machine, class,
  *    byte order, type, sections inside it); one that fails is that image's problem, the
  *    rest of the bundle still reads.
@@ -80,9 +81,9 @@ struct cq_bundle_stats {
 };
 
 struct cq_bundle_options {
-	/** Store symbols and type donors only, no file-backed data but the images' ELF
-	 * header pages (how images are found): enough for plugins that
-	 * read only the process's own memory (MQD DLLs), and much smaller. */
+	/** Store symbols, unwind ELFs and type donors only, no file-backed data but the
+	 * images' ELF header pages (how images are found): enough for plugins that read only
+	 * the process's own memory (MQD DLLs) and for backtraces, and much smaller. */
 	bool symbols_only;
 	/** Unwind ELFs carry line tables and inlined scopes too (the DWARF listed above). */
 	bool with_lines;

@@ -48,7 +48,7 @@ static void usage(FILE *f)
 		"      --types FILES          type donors: ELF files with DWARF for the target\n"
 		"                             (colon-separated), after the images' own DWARF\n"
 		"  -o, --output FILE          bundle: where to write (FILE.gz: compressed)\n"
-		"      --symbols-only         bundle: symbols and type donors (--types), no file data\n"
+		"      --symbols-only         bundle: symbols, unwind tables, type donors, no file data\n"
 		"      --with-lines           bundle: line tables and inlined scopes for backtraces too\n"
 		"      --ompd-plugin PATH     ompd: load this OMPD plugin (else: the runtime's\n"
 		"                             ompd_dll_locations, from trusted directories only)\n"
