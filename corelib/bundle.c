@@ -93,31 +93,69 @@ static struct cq_error *read_image_note(struct cq_core *core, const uint8_t *des
 	return err;
 }
 
-/* A bundled type donor goes to an anonymous file, which libdw opens like any other. */
-static struct cq_error *read_donor_note(struct cq_core *core, const uint8_t *desc, size_t size)
+/* A named file in a note (type donors, unwind ELFs): u32 name_len (with NUL), u32 flags,
+ * u64 file size, name, zero padding to 8, the file. */
+struct named_file {
+	const char *name;
+	uint32_t flags;
+	const uint8_t *data;
+	size_t size;
+};
+
+static struct cq_error *parse_named_file(const struct cq_core *core, const uint8_t *desc,
+					 size_t size, const char *what, struct named_file *ret)
 {
 	const struct cq_target *t = core->target;
 	if (size < 16)
-		return bad_note(core, "type donor entry too short");
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: bundle note: %s entry too short",
+				       core->file->path, what);
 	uint64_t name_len = cq_load_uint(t, desc, 4), file_size = cq_load_uint(t, desc + 8, 8);
 	uint64_t at = (16 + name_len + 7) & ~UINT64_C(7);
-	if (name_len == 0 || at > size || file_size > size - at || desc[16 + name_len - 1] != 0 ||
-	    file_size > CQ_BUNDLE_MAX_DONOR)
-		return bad_note(core, "type donor sizes do not fit its note");
+	if (name_len == 0 || at > size || file_size > size - at || desc[16 + name_len - 1] != 0)
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: bundle note: %s sizes do not fit its note",
+				       core->file->path, what);
+	*ret = (struct named_file){(const char *)desc + 16, (uint32_t)cq_load_uint(t, desc + 4, 4),
+				   desc + at, (size_t)file_size};
+	return NULL;
+}
+
+/* A new anonymous file holding @p size bytes at @p p, in *ret. */
+static struct cq_error *memfd_with(const char *what, const uint8_t *p, size_t size, int *ret)
+{
+	int fd = memfd_create(what, MFD_CLOEXEC);
+	if (fd < 0)
+		return cq_error_errno(errno, "memfd_create for %s", what);
+	for (size_t done = 0; done < size;) {
+		ssize_t n = write(fd, p + done, size - done);
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+			close(fd);
+			return cq_error_errno(e, "writing %s", what);
+		}
+		done += (size_t)n;
+	}
+	*ret = fd;
+	return NULL;
+}
+
+/* A bundled type donor goes to an anonymous file, which libdw opens like any other. */
+static struct cq_error *read_donor_note(struct cq_core *core, const uint8_t *desc, size_t size)
+{
+	struct named_file nf;
+	struct cq_error *err = parse_named_file(core, desc, size, "type donor", &nf);
+	if (err)
+		return err;
+	if (nf.size > CQ_BUNDLE_MAX_DONOR)
+		return bad_note(core, "type donor larger than 64 MiB");
 	struct cq_bundled_donor *d = realloc(core->bundled_donors,
 					     (core->nbundled_donors + 1) * sizeof(*d));
 	if (!d)
 		return &cq_error_nomem;
 	core->bundled_donors = d;
-	int fd = memfd_create("coreq-type-donor", MFD_CLOEXEC);
-	if (fd < 0)
-		return cq_error_errno(errno, "memfd_create for a bundled type donor");
-	if (write(fd, desc + at, (size_t)file_size) != (ssize_t)file_size) {
-		int e = errno;
-		close(fd);
-		return cq_error_errno(e, "writing a bundled type donor");
-	}
-	char *name = strdup((const char *)desc + 16);
+	int fd;
+	if ((err = memfd_with("coreq-type-donor", nf.data, nf.size, &fd)))
+		return err;
+	char *name = strdup(nf.name);
 	if (!name) {
 		close(fd);
 		return &cq_error_nomem;
@@ -174,18 +212,14 @@ out:
 
 static struct cq_error *read_unwind_note(struct cq_core *core, const uint8_t *desc, size_t size)
 {
-	const struct cq_target *t = core->target;
-	if (size < 16)
-		return bad_note(core, "unwind entry too short");
-	uint64_t name_len = cq_load_uint(t, desc, 4), flags = cq_load_uint(t, desc + 4, 4);
-	uint64_t elf_size = cq_load_uint(t, desc + 8, 8);
-	uint64_t at = (16 + name_len + 7) & ~UINT64_C(7);
-	if (name_len == 0 || at > size || elf_size > size - at || desc[16 + name_len - 1] != 0)
-		return bad_note(core, "unwind entry sizes do not fit its note");
-	const char *name = (const char *)desc + 16;
+	struct named_file nf;
+	struct cq_error *err = parse_named_file(core, desc, size, "unwind", &nf);
+	if (err)
+		return err;
+	uint64_t elf_size = nf.size;
 	struct cq_bundled_image *b = NULL;
 	for (size_t i = core->nbundled; i-- > 0 && !b;)
-		if (!strcmp(core->bundled[i].name, name))
+		if (!strcmp(core->bundled[i].name, nf.name))
 			b = &core->bundled[i];
 	if (!b)
 		return bad_note(core, "unwind entry for an image the bundle does not carry");
@@ -199,7 +233,7 @@ static struct cq_error *read_unwind_note(struct cq_core *core, const uint8_t *de
 	uint8_t *copy = malloc(elf_size ? (size_t)elf_size : 1);
 	if (!copy)
 		return &cq_error_nomem;
-	memcpy(copy, desc + at, (size_t)elf_size);
+	memcpy(copy, nf.data, (size_t)elf_size);
 	char *why = unwind_elf_problem(core, copy, (size_t)elf_size);
 	if (why) {
 		free(copy);
@@ -211,7 +245,7 @@ static struct cq_error *read_unwind_note(struct cq_core *core, const uint8_t *de
 	}
 	b->unwind = copy;
 	b->unwind_size = (size_t)elf_size;
-	b->unwind_lines = flags & CQ_BUNDLE_UNWIND_LINES;
+	b->unwind_lines = nf.flags & CQ_BUNDLE_UNWIND_LINES;
 	return NULL;
 }
 
@@ -219,20 +253,7 @@ struct cq_error *cq_image_unwind_fd(const struct cq_image *img, int *ret)
 {
 	if (!img->unwind_elf)
 		return cq_error_create(CQ_ERR_NOT_FOUND, "%s: no unwind ELF in the bundle", img->name);
-	int fd = memfd_create("coreq-unwind-elf", MFD_CLOEXEC);
-	if (fd < 0)
-		return cq_error_errno(errno, "memfd_create for a bundled unwind ELF");
-	for (size_t done = 0; done < img->unwind_elf_size;) {
-		ssize_t n = write(fd, img->unwind_elf + done, img->unwind_elf_size - done);
-		if (n <= 0) {
-			int e = n < 0 ? errno : EIO;
-			close(fd);
-			return cq_error_errno(e, "writing a bundled unwind ELF");
-		}
-		done += (size_t)n;
-	}
-	*ret = fd;
-	return NULL;
+	return memfd_with("coreq-unwind-elf", img->unwind_elf, img->unwind_elf_size, ret);
 }
 
 struct cq_error *cq__bundle_note(struct cq_core *core, uint32_t type, const uint8_t *desc,
@@ -412,6 +433,31 @@ static void put_image(struct buf *b, const struct cq_target *t, const struct cq_
 	}
 	free(desc.p);
 	free(strtab.p);
+}
+
+/* A note of @p type holding a named file of @p size bytes (parse_named_file's layout);
+ * returns where the file's bytes go (zeros until filled in), NULL when out of memory. */
+static uint8_t *put_named_file(struct buf *b, const struct cq_target *t, uint32_t type,
+			       const char *name, uint32_t flags, size_t size)
+{
+	size_t name_len = strlen(name) + 1;
+	size_t desc_len = ((16 + name_len + 7) & ~(size_t)7) + size;
+	buf_uint(b, t, 4, sizeof(CQ_BUNDLE_NOTE_NAME));
+	buf_uint(b, t, 4, desc_len);
+	buf_uint(b, t, 4, type);
+	buf_put(b, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME));
+	buf_align(b, 4);
+	size_t start = b->len;
+	buf_uint(b, t, 4, name_len);
+	buf_uint(b, t, 4, flags);
+	buf_uint(b, t, 8, size);
+	buf_put(b, name, name_len);
+	while (!b->failed && (b->len - start) % 8)
+		buf_put(b, NULL, 1);
+	size_t at = b->len;
+	buf_put(b, NULL, size);
+	buf_align(b, 4);
+	return b->failed ? NULL : b->p + at;
 }
 
 /* ---- unwind ELFs (bundle.h, CQ_NT_BUNDLE_UNWIND) ---- */
@@ -622,19 +668,10 @@ static struct cq_error *put_unwind(struct cq_core *core, struct buf *b, struct c
 		free(own);
 		return NULL;
 	}
-	struct buf desc = {0};
-	buf_uint(&desc, t, 4, name_len);
-	buf_uint(&desc, t, 4, lines ? CQ_BUNDLE_UNWIND_LINES : 0);
-	buf_uint(&desc, t, 8, size);
-	buf_put(&desc, img->name, name_len);
-	buf_align(&desc, 8);
-	buf_put(&desc, p, size);
-	if (!desc.failed)
-		put_note(b, t, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME), CQ_NT_BUNDLE_UNWIND,
-			 desc.p, desc.len);
-	else
-		b->failed = true;
-	free(desc.p);
+	uint8_t *at = put_named_file(b, t, CQ_NT_BUNDLE_UNWIND, img->name,
+				     lines ? CQ_BUNDLE_UNWIND_LINES : 0, size);
+	if (at)
+		memcpy(at, p, size);
 	free(own);
 	*bytes = size;
 	return NULL;
@@ -649,25 +686,9 @@ static struct cq_error *put_donor(struct buf *b, const struct cq_target *t, cons
 		return cq_error_errno(errno, "type donor %s", name);
 	if ((uint64_t)st.st_size > CQ_BUNDLE_MAX_DONOR)
 		return cq_error_create(CQ_ERR_USAGE, "type donor %s is larger than 64 MiB: not bundled", name);
-	struct buf desc = {0};
-	size_t name_len = strlen(name) + 1;
-	buf_uint(&desc, t, 4, name_len);
-	buf_uint(&desc, t, 4, 0);
-	buf_uint(&desc, t, 8, (uint64_t)st.st_size);
-	buf_put(&desc, name, name_len);
-	buf_align(&desc, 8);
-	size_t at = desc.len;
-	buf_put(&desc, NULL, (size_t)st.st_size);
-	if (!desc.failed && pread(fd, desc.p + at, (size_t)st.st_size, 0) != (ssize_t)st.st_size) {
-		free(desc.p);
+	uint8_t *at = put_named_file(b, t, CQ_NT_BUNDLE_TYPES, name, 0, (size_t)st.st_size);
+	if (at && pread(fd, at, (size_t)st.st_size, 0) != (ssize_t)st.st_size)
 		return cq_error_errno(errno, "reading type donor %s", name);
-	}
-	if (!desc.failed)
-		put_note(b, t, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME), CQ_NT_BUNDLE_TYPES,
-			 desc.p, desc.len);
-	else
-		b->failed = true;
-	free(desc.p);
 	return NULL;
 }
 
