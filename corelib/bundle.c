@@ -93,37 +93,167 @@ static struct cq_error *read_image_note(struct cq_core *core, const uint8_t *des
 	return err;
 }
 
-/* A bundled type donor goes to an anonymous file, which libdw opens like any other. */
-static struct cq_error *read_donor_note(struct cq_core *core, const uint8_t *desc, size_t size)
+/* A named file in a note (type donors, unwind ELFs): u32 name_len (with NUL), u32 flags,
+ * u64 file size, name, zero padding to 8, the file. */
+struct named_file {
+	const char *name;
+	uint32_t flags;
+	const uint8_t *data;
+	size_t size;
+};
+
+static struct cq_error *parse_named_file(const struct cq_core *core, const uint8_t *desc,
+					 size_t size, const char *what, struct named_file *ret)
 {
 	const struct cq_target *t = core->target;
 	if (size < 16)
-		return bad_note(core, "type donor entry too short");
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: bundle note: %s entry too short",
+				       core->file->path, what);
 	uint64_t name_len = cq_load_uint(t, desc, 4), file_size = cq_load_uint(t, desc + 8, 8);
 	uint64_t at = (16 + name_len + 7) & ~UINT64_C(7);
-	if (name_len == 0 || at > size || file_size > size - at || desc[16 + name_len - 1] != 0 ||
-	    file_size > CQ_BUNDLE_MAX_DONOR)
-		return bad_note(core, "type donor sizes do not fit its note");
+	if (name_len == 0 || at > size || file_size > size - at || desc[16 + name_len - 1] != 0)
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: bundle note: %s sizes do not fit its note",
+				       core->file->path, what);
+	*ret = (struct named_file){(const char *)desc + 16, (uint32_t)cq_load_uint(t, desc + 4, 4),
+				   desc + at, (size_t)file_size};
+	return NULL;
+}
+
+/* A new anonymous file holding @p size bytes at @p p, in *ret. */
+static struct cq_error *memfd_with(const char *what, const uint8_t *p, size_t size, int *ret)
+{
+	int fd = memfd_create(what, MFD_CLOEXEC);
+	if (fd < 0)
+		return cq_error_errno(errno, "memfd_create for %s", what);
+	for (size_t done = 0; done < size;) {
+		ssize_t n = write(fd, p + done, size - done);
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+			close(fd);
+			return cq_error_errno(e, "writing %s", what);
+		}
+		done += (size_t)n;
+	}
+	*ret = fd;
+	return NULL;
+}
+
+/* A bundled type donor goes to an anonymous file, which libdw opens like any other. */
+static struct cq_error *read_donor_note(struct cq_core *core, const uint8_t *desc, size_t size)
+{
+	struct named_file nf;
+	struct cq_error *err = parse_named_file(core, desc, size, "type donor", &nf);
+	if (err)
+		return err;
+	if (nf.size > CQ_BUNDLE_MAX_DONOR)
+		return bad_note(core, "type donor larger than 64 MiB");
 	struct cq_bundled_donor *d = realloc(core->bundled_donors,
 					     (core->nbundled_donors + 1) * sizeof(*d));
 	if (!d)
 		return &cq_error_nomem;
 	core->bundled_donors = d;
-	int fd = memfd_create("coreq-type-donor", MFD_CLOEXEC);
-	if (fd < 0)
-		return cq_error_errno(errno, "memfd_create for a bundled type donor");
-	if (write(fd, desc + at, (size_t)file_size) != (ssize_t)file_size) {
-		int e = errno;
-		close(fd);
-		return cq_error_errno(e, "writing a bundled type donor");
-	}
-	char *name = strdup((const char *)desc + 16);
+	int fd;
+	if ((err = memfd_with("coreq-type-donor", nf.data, nf.size, &fd)))
+		return err;
+	char *name = strdup(nf.name);
 	if (!name) {
 		close(fd);
 		return &cq_error_nomem;
 	}
 	d[core->nbundled_donors++] = (struct cq_bundled_donor){name, fd};
 	return NULL;
+}
+
+/* Why the unwind ELF @p p (@p size bytes) is unfit for @p core, or NULL if it is fit: it
+ * comes from a file that may be crafted, and libdwfl will read it. */
+static char *unwind_elf_problem(const struct cq_core *core, const uint8_t *p, size_t size)
+{
+	const struct cq_target *t = core->target;
+	char *why = NULL;
+	Elf *e = elf_memory((char *)p, size);
+	GElf_Ehdr eh;
+	size_t phnum = 0, shnum = 0, shstrndx = 0;
+	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh)) {
+		why = strdup("not an ELF file");
+		goto out;
+	}
+	if (eh.e_ident[EI_CLASS] != t->elf_class ||
+	    eh.e_ident[EI_DATA] != (t->little_endian ? ELFDATA2LSB : ELFDATA2MSB) ||
+	    eh.e_machine != t->e_machine) {
+		if (asprintf(&why, "an ELF file for another machine (e_machine %u, class %u) than the core (%s)",
+			     eh.e_machine, eh.e_ident[EI_CLASS], t->name) < 0)
+			why = NULL;
+		goto out;
+	}
+	if ((eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || elf_getphdrnum(e, &phnum) != 0 ||
+	    phnum == 0 || phnum > 256 || elf_getshdrnum(e, &shnum) != 0 || shnum > 256 ||
+	    elf_getshdrstrndx(e, &shstrndx) != 0) {
+		why = strdup("not an executable or shared object with program and section headers");
+		goto out;
+	}
+	for (size_t i = 0; i < phnum && !why; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph))
+			why = strdup("a program header is unreadable");
+	}
+	for (Elf_Scn *scn = NULL; !why && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !elf_strptr(e, shstrndx, sh.sh_name))
+			why = strdup("a section header or its name is unreadable");
+		else if (sh.sh_type != SHT_NOBITS &&
+			 (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset || !elf_rawdata(scn, NULL)))
+			why = strdup("a section lies outside the file");
+	}
+out:
+	if (e)
+		elf_end(e);
+	return why;
+}
+
+static struct cq_error *read_unwind_note(struct cq_core *core, const uint8_t *desc, size_t size)
+{
+	struct named_file nf;
+	struct cq_error *err = parse_named_file(core, desc, size, "unwind", &nf);
+	if (err)
+		return err;
+	uint64_t elf_size = nf.size;
+	struct cq_bundled_image *b = NULL;
+	for (size_t i = core->nbundled; i-- > 0 && !b;)
+		if (!strcmp(core->bundled[i].name, nf.name))
+			b = &core->bundled[i];
+	if (!b)
+		return bad_note(core, "unwind entry for an image the bundle does not carry");
+	if (b->unwind || b->unwind_problem)
+		return bad_note(core, "two unwind entries for one image");
+	if (elf_size > CQ_BUNDLE_MAX_UNWIND) {
+		b->unwind_problem = strdup("the bundle's unwind ELF is larger than 128 MiB: not used");
+		return NULL;
+	}
+	/* a copy: aligned for libelf, and it outlives the note segment's buffer */
+	uint8_t *copy = malloc(elf_size ? (size_t)elf_size : 1);
+	if (!copy)
+		return &cq_error_nomem;
+	memcpy(copy, nf.data, (size_t)elf_size);
+	char *why = unwind_elf_problem(core, copy, (size_t)elf_size);
+	if (why) {
+		free(copy);
+		if (asprintf(&b->unwind_problem, "the bundle's unwind ELF is refused (%s): frames in the image are not unwound",
+			     why) < 0)
+			b->unwind_problem = NULL;
+		free(why);
+		return NULL;
+	}
+	b->unwind = copy;
+	b->unwind_size = (size_t)elf_size;
+	b->unwind_lines = nf.flags & CQ_BUNDLE_UNWIND_LINES;
+	return NULL;
+}
+
+struct cq_error *cq_image_unwind_fd(const struct cq_image *img, int *ret)
+{
+	if (!img->unwind_elf)
+		return cq_error_create(CQ_ERR_NOT_FOUND, "%s: no unwind ELF in the bundle", img->name);
+	return memfd_with("coreq-unwind-elf", img->unwind_elf, img->unwind_elf_size, ret);
 }
 
 struct cq_error *cq__bundle_note(struct cq_core *core, uint32_t type, const uint8_t *desc,
@@ -133,12 +263,17 @@ struct cq_error *cq__bundle_note(struct cq_core *core, uint32_t type, const uint
 		if (size < 8)
 			return bad_note(core, "header too short");
 		uint32_t v = (uint32_t)cq_load_uint(core->target, desc, 4);
-		if (v != CQ_BUNDLE_VERSION)
+		if (v < 1 || v > CQ_BUNDLE_VERSION)
 			return cq_error_create(CQ_ERR_UNSUPPORTED,
-					       "%s: bundle format version %u; this coreq reads version %d",
+					       "%s: bundle format version %u; this coreq reads versions 1 to %d",
 					       core->file->path, v, CQ_BUNDLE_VERSION);
 		core->bundle_version = v;
 		return NULL;
+	}
+	if (type == CQ_NT_BUNDLE_UNWIND) {
+		if (core->bundle_version < 2)
+			return bad_note(core, "unwind entry without a version 2 bundle header");
+		return read_unwind_note(core, desc, size);
 	}
 	if (type == CQ_NT_BUNDLE_IMAGE) {
 		if (!core->bundle_version)
@@ -158,6 +293,8 @@ void cq__bundle_free(struct cq_core *core)
 	for (size_t i = 0; i < core->nbundled; i++) {
 		free(core->bundled[i].name);
 		cq_elf_close(core->bundled[i].elf);
+		free(core->bundled[i].unwind);
+		free(core->bundled[i].unwind_problem);
 	}
 	free(core->bundled);
 	core->bundled = NULL;
@@ -298,6 +435,248 @@ static void put_image(struct buf *b, const struct cq_target *t, const struct cq_
 	free(strtab.p);
 }
 
+/* A note of @p type holding a named file of @p size bytes (parse_named_file's layout);
+ * returns where the file's bytes go (zeros until filled in), NULL when out of memory. */
+static uint8_t *put_named_file(struct buf *b, const struct cq_target *t, uint32_t type,
+			       const char *name, uint32_t flags, size_t size)
+{
+	size_t name_len = strlen(name) + 1;
+	size_t desc_len = ((16 + name_len + 7) & ~(size_t)7) + size;
+	buf_uint(b, t, 4, sizeof(CQ_BUNDLE_NOTE_NAME));
+	buf_uint(b, t, 4, desc_len);
+	buf_uint(b, t, 4, type);
+	buf_put(b, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME));
+	buf_align(b, 4);
+	size_t start = b->len;
+	buf_uint(b, t, 4, name_len);
+	buf_uint(b, t, 4, flags);
+	buf_uint(b, t, 8, size);
+	buf_put(b, name, name_len);
+	while (!b->failed && (b->len - start) % 8)
+		buf_put(b, NULL, 1);
+	size_t at = b->len;
+	buf_put(b, NULL, size);
+	buf_align(b, 4);
+	return b->failed ? NULL : b->p + at;
+}
+
+/* ---- unwind ELFs (bundle.h, CQ_NT_BUNDLE_UNWIND) ---- */
+
+/* What unwinding reads: CFI and ARM EHABI tables, and the build-id to name the file. */
+static const char *const unwind_sections[] = {".eh_frame", ".eh_frame_hdr", ".debug_frame",
+					      ".ARM.exidx", ".ARM.extab", ".note.gnu.build-id"};
+/* What libdw's line tables and inlined scopes read (--with-lines); location lists for
+ * the scopes' variables. .debug_aranges: libdwfl finds an address's CU through it. */
+static const char *const line_sections[] = {
+	".debug_info", ".debug_abbrev", ".debug_line", ".debug_line_str", ".debug_str",
+	".debug_str_offsets", ".debug_addr", ".debug_aranges", ".debug_ranges",
+	".debug_rnglists", ".debug_loc", ".debug_loclists"};
+
+/* Section @p name of @p e with contents (not NOBITS, not empty), or NULL. */
+static Elf_Scn *section_named(Elf *e, const char *name)
+{
+	size_t shstrndx;
+	if (!e || elf_getshdrstrndx(e, &shstrndx) != 0)
+		return NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		const char *n;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_size &&
+		    (n = elf_strptr(e, shstrndx, sh.sh_name)) && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* Copy section @p from (contents as they are: compressed DWARF stays compressed) into the
+ * ELF being written, its name at @p name_off of the section name table. */
+static bool copy_section(Elf *out, Elf_Scn *from, size_t name_off)
+{
+	GElf_Shdr sh, nsh;
+	Elf_Data *d = elf_rawdata(from, NULL);
+	Elf_Scn *scn = elf_newscn(out);
+	Elf_Data *nd = scn ? elf_newdata(scn) : NULL;
+	if (!d || !nd || !gelf_getshdr(from, &sh) || !gelf_getshdr(scn, &nsh))
+		return false;
+	nd->d_buf = d->d_buf;
+	nd->d_size = d->d_size;
+	nd->d_type = ELF_T_BYTE;
+	nd->d_align = sh.sh_addralign ? sh.sh_addralign : 1;
+	nsh.sh_name = (GElf_Word)name_off;
+	nsh.sh_type = sh.sh_type;
+	nsh.sh_flags = sh.sh_flags;
+	nsh.sh_addr = sh.sh_addr;
+	nsh.sh_addralign = sh.sh_addralign;
+	nsh.sh_entsize = sh.sh_entsize;
+	return gelf_update_shdr(scn, &nsh) != 0;
+}
+
+/* The unwind ELF of @p img (bundle.h) into *ret (malloc'd; NULL, 0 when its files have
+ * none of the sections), built with libelf in an anonymous file. */
+static struct cq_error *make_unwind_elf(struct cq_image *img, bool with_lines, uint8_t **ret,
+					size_t *ret_size)
+{
+	*ret = NULL;
+	*ret_size = 0;
+	Elf *src = img->elf->elf, *dbg = img->debug ? img->debug->elf : NULL;
+	/* the sections and where each comes from: the image's file first for unwinding
+	 * (stripped debug files have NOBITS .eh_frame), the debug file first for lines */
+	const size_t nu = sizeof(unwind_sections) / sizeof(*unwind_sections);
+	const size_t nl = sizeof(line_sections) / sizeof(*line_sections);
+	Elf_Scn *pick[sizeof(unwind_sections) / sizeof(*unwind_sections) +
+		      sizeof(line_sections) / sizeof(*line_sections)];
+	const char *names[sizeof(pick) / sizeof(*pick)];
+	size_t n = 0;
+	bool any_unwind = false;
+	for (size_t i = 0; i < nu + (with_lines ? nl : 0); i++) {
+		const char *name = i < nu ? unwind_sections[i] : line_sections[i - nu];
+		Elf_Scn *scn = i < nu ? section_named(src, name) : section_named(dbg, name);
+		if (!scn)
+			scn = i < nu ? section_named(dbg, name) : section_named(src, name);
+		if (!scn)
+			continue;
+		any_unwind |= i < nu && strcmp(name, ".note.gnu.build-id") != 0;
+		names[n] = name;
+		pick[n++] = scn;
+	}
+	if (!any_unwind)
+		return NULL;
+	GElf_Ehdr seh;
+	size_t phnum;
+	if (!gelf_getehdr(src, &seh) || elf_getphdrnum(src, &phnum) != 0)
+		return cq_error_create(CQ_ERR_FORMAT, "%s: %s", img->name, elf_errmsg(-1));
+	size_t nloads = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(src, (int)i, &ph) && ph.p_type == PT_LOAD)
+			nloads++;
+	}
+	if (!nloads)
+		return NULL;
+	int fd = memfd_create("coreq-unwind-elf", MFD_CLOEXEC);
+	if (fd < 0)
+		return cq_error_errno(errno, "memfd_create for an unwind ELF");
+	struct cq_error *err = NULL;
+	struct buf shstr = {0};
+	buf_put(&shstr, "", 1);
+	Elf *out = elf_begin(fd, ELF_C_WRITE, NULL);
+	GElf_Ehdr eh;
+	if (!out || !gelf_newehdr(out, seh.e_ident[EI_CLASS]) || !gelf_newphdr(out, nloads) ||
+	    !gelf_getehdr(out, &eh)) /* after gelf_newphdr, which sets e_phnum */
+		goto libelf_failed;
+	eh.e_ident[EI_DATA] = seh.e_ident[EI_DATA];
+	eh.e_ident[EI_OSABI] = seh.e_ident[EI_OSABI];
+	eh.e_ident[EI_ABIVERSION] = seh.e_ident[EI_ABIVERSION];
+	eh.e_type = seh.e_type;
+	eh.e_machine = seh.e_machine;
+	eh.e_version = EV_CURRENT;
+	eh.e_entry = seh.e_entry;
+	eh.e_flags = seh.e_flags;
+	/* the loads place the file at the bias; it has no segment contents */
+	for (size_t i = 0, k = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(src, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		ph.p_offset = 0;
+		ph.p_filesz = 0;
+		if (!gelf_update_phdr(out, (int)k++, &ph))
+			goto libelf_failed;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t name_off = shstr.len;
+		buf_put(&shstr, names[i], strlen(names[i]) + 1);
+		if (!copy_section(out, pick[i], name_off))
+			goto libelf_failed;
+	}
+	size_t shstr_off = shstr.len;
+	buf_put(&shstr, ".shstrtab", sizeof(".shstrtab"));
+	if (shstr.failed) {
+		err = &cq_error_nomem;
+		goto out;
+	}
+	Elf_Scn *scn = elf_newscn(out);
+	Elf_Data *d = scn ? elf_newdata(scn) : NULL;
+	GElf_Shdr sh;
+	if (!d || !gelf_getshdr(scn, &sh))
+		goto libelf_failed;
+	d->d_buf = shstr.p;
+	d->d_size = shstr.len;
+	d->d_type = ELF_T_BYTE;
+	d->d_align = 1;
+	sh.sh_name = (GElf_Word)shstr_off;
+	sh.sh_type = SHT_STRTAB;
+	sh.sh_addralign = 1;
+	eh.e_shstrndx = (GElf_Half)elf_ndxscn(scn);
+	if (!gelf_update_shdr(scn, &sh) || !gelf_update_ehdr(out, &eh) ||
+	    elf_update(out, ELF_C_WRITE) < 0)
+		goto libelf_failed;
+	elf_end(out);
+	out = NULL;
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		err = cq_error_errno(errno, "unwind ELF of %s", img->name);
+		goto out;
+	}
+	uint8_t *p = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!p) {
+		err = &cq_error_nomem;
+		goto out;
+	}
+	if (pread(fd, p, (size_t)st.st_size, 0) != (ssize_t)st.st_size) {
+		err = cq_error_errno(errno ? errno : EIO, "reading back the unwind ELF of %s", img->name);
+		free(p);
+		goto out;
+	}
+	*ret = p;
+	*ret_size = (size_t)st.st_size;
+	goto out;
+libelf_failed:
+	err = cq_error_create(CQ_ERR_INTERNAL, "unwind ELF of %s: libelf: %s", img->name, elf_errmsg(-1));
+out:
+	if (out)
+		elf_end(out);
+	close(fd);
+	free(shstr.p);
+	return err;
+}
+
+/* The unwind note of @p img, when it has an unwind ELF (made from its files, or carried by
+ * an input bundle); *bytes gets its size (0: none). Skipped, as a problem, when the notes
+ * would grow past what a reader accepts. */
+static struct cq_error *put_unwind(struct cq_core *core, struct buf *b, struct cq_image *img,
+				   bool with_lines, uint64_t *bytes)
+{
+	const struct cq_target *t = core->target;
+	*bytes = 0;
+	uint8_t *own = NULL;
+	const uint8_t *p = img->unwind_elf;
+	size_t size = img->unwind_elf_size;
+	bool lines = img->unwind_elf_lines;
+	if (img->elf && img->elf->file) {
+		struct cq_error *err = make_unwind_elf(img, with_lines, &own, &size);
+		if (err)
+			return err;
+		p = own;
+		lines = with_lines;
+	}
+	if (!p)
+		return NULL;
+	size_t name_len = strlen(img->name) + 1;
+	if (size > CQ_BUNDLE_MAX_UNWIND || b->len + size + name_len + 64 > CQ_MAX_NOTES_BYTES / 2) {
+		cq_core_problem(core, img->name, "its unwind ELF (%zu bytes) is too large to bundle: frames in it will not be unwound from the bundle",
+				size);
+		free(own);
+		return NULL;
+	}
+	uint8_t *at = put_named_file(b, t, CQ_NT_BUNDLE_UNWIND, img->name,
+				     lines ? CQ_BUNDLE_UNWIND_LINES : 0, size);
+	if (at)
+		memcpy(at, p, size);
+	free(own);
+	*bytes = size;
+	return NULL;
+}
+
 /* One type donor note from the file open as @p fd. */
 static struct cq_error *put_donor(struct buf *b, const struct cq_target *t, const char *name,
 				  int fd)
@@ -307,25 +686,9 @@ static struct cq_error *put_donor(struct buf *b, const struct cq_target *t, cons
 		return cq_error_errno(errno, "type donor %s", name);
 	if ((uint64_t)st.st_size > CQ_BUNDLE_MAX_DONOR)
 		return cq_error_create(CQ_ERR_USAGE, "type donor %s is larger than 64 MiB: not bundled", name);
-	struct buf desc = {0};
-	size_t name_len = strlen(name) + 1;
-	buf_uint(&desc, t, 4, name_len);
-	buf_uint(&desc, t, 4, 0);
-	buf_uint(&desc, t, 8, (uint64_t)st.st_size);
-	buf_put(&desc, name, name_len);
-	buf_align(&desc, 8);
-	size_t at = desc.len;
-	buf_put(&desc, NULL, (size_t)st.st_size);
-	if (!desc.failed && pread(fd, desc.p + at, (size_t)st.st_size, 0) != (ssize_t)st.st_size) {
-		free(desc.p);
+	uint8_t *at = put_named_file(b, t, CQ_NT_BUNDLE_TYPES, name, 0, (size_t)st.st_size);
+	if (at && pread(fd, at, (size_t)st.st_size, 0) != (ssize_t)st.st_size)
 		return cq_error_errno(errno, "reading type donor %s", name);
-	}
-	if (!desc.failed)
-		put_note(b, t, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME), CQ_NT_BUNDLE_TYPES,
-			 desc.p, desc.len);
-	else
-		b->failed = true;
-	free(desc.p);
 	return NULL;
 }
 
@@ -659,6 +1022,11 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 		put_image(&ours, t, img, e, &n);
 		st.symbols += n;
 		st.images++;
+		uint64_t ub = 0;
+		if ((err = put_unwind(core, &ours, img, opts && opts->with_lines, &ub)))
+			goto out_free;
+		st.unwind_images += ub != 0;
+		st.unwind_bytes += ub;
 	}
 	if ((err = put_donors(core, &ours, &st.donors)))
 		goto out_free;

@@ -154,6 +154,11 @@ struct cq_bundled_image {
 	uint8_t build_id[64];
 	size_t build_id_len;
 	struct cq_elf *elf;  /**< symbols only (no file); moved to the image that uses it */
+	/** Its unwind ELF (CQ_NT_BUNDLE_UNWIND), checked, or NULL; lent to the image. */
+	uint8_t *unwind;
+	size_t unwind_size;
+	bool unwind_lines;     /**< it carries line DWARF (--with-lines) */
+	char *unwind_problem;  /**< why the bundle's unwind ELF was refused, or NULL */
 };
 
 /** Open the core at @p path. */

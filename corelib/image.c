@@ -344,6 +344,12 @@ static void choose_file(struct cq_core *core, struct cq_image *img)
 	img->elf = b->elf;
 	b->elf = NULL;
 	img->status = CQ_IMAGE_BUNDLED;
+	/* for unwinders only: the image still has no file (bundle.h) */
+	img->unwind_elf = b->unwind;
+	img->unwind_elf_size = b->unwind_size;
+	img->unwind_elf_lines = b->unwind_lines;
+	if (b->unwind_problem)
+		img->problem = strdup(b->unwind_problem);
 	memcpy(img->build_id, b->build_id, b->build_id_len);
 	img->build_id_len = b->build_id_len;
 	if (!img->bias_known) {

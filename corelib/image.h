@@ -45,6 +45,14 @@ struct cq_image {
 	struct cq_elf *elf;    /**< the found file (opened), bundled symbols, or NULL */
 	char *debug_path;      /**< separate debug file used for symbols, or NULL */
 	struct cq_elf *debug;  /**< opened separate debug file, or NULL */
+	/** A bundled image's unwind ELF (bundle.h, CQ_NT_BUNDLE_UNWIND): a small ELF of the
+	 * core's machine with the image's PT_LOADs and only its unwind sections (with
+	 * --with-lines also line DWARF) at their link-time addresses. For unwinders only: it
+	 * is never the image's file (memory and symbols do not read it). Owned by the core;
+	 * NULL unless status is "bundled" and the bundle (version 2) carried a valid one. */
+	const uint8_t *unwind_elf;
+	size_t unwind_elf_size;
+	bool unwind_elf_lines;  /**< it carries line tables and scopes (--with-lines) */
 };
 
 /** Discover images (idempotent); problems are recorded, not fatal. */
@@ -61,6 +69,13 @@ struct cq_image *cq_core_image_named(struct cq_core *core, const char *name);
 
 /** ELF file to take symbols from: the separate debug file if any, else the image file. */
 struct cq_elf *cq_image_symbol_file(struct cq_image *img);
+
+/**
+ * A new anonymous file (memfd) holding @p img's unwind ELF, for libraries that open ELF
+ * files by descriptor (libdwfl's dwfl_report_elf); the caller owns it. CQ_ERR_NOT_FOUND
+ * when the image has none.
+ */
+struct cq_error *cq_image_unwind_fd(const struct cq_image *img, int *ret);
 
 /** Human-readable status name ("found", "missing", ...). */
 const char *cq_image_status_name(enum cq_image_status s);

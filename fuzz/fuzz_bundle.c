@@ -4,7 +4,7 @@
  * Bases: fixture bundles (x86_64 and big-endian s390x OpenMP bundles, the i386 MPI bundle
  * that carries type donors). Input: byte 0 picks the base; the rest *is* the contents of
  * its PT_NOTE segment of "COREQ" notes (header, image entries with symbol tables, type
- * donors), appended to the file with that program header pointed at it. Seeds are the
+ * donors, unwind ELFs), appended to the file with that program header pointed at it. Seeds are the
  * fixtures' own COREQ segments, trimmed (fuzz/mkseeds.c).
  *
  * Then the bundled images stand in for the missing files: images are discovered, symbols
@@ -56,6 +56,12 @@ static void lookups(struct cq_core *core)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		cq_error_destroy(cq_core_lookup(core, names[i], NULL, &ref));
 	for (size_t i = 0; i < core->nimages; i++) {
+		/* what the unwinder does with a bundled unwind ELF: a file to open */
+		int fd;
+		struct cq_error *uerr = cq_image_unwind_fd(&core->images[i], &fd);
+		if (!uerr)
+			close(fd);
+		cq_error_destroy(uerr);
 		cq_error_destroy(cq_core_symbolize(core, core->images[i].start + 0x40, &ref));
 		cq_error_destroy(cq_core_lookup(core, "_init", &core->images[i], &ref));
 	}

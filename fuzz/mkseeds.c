@@ -71,8 +71,29 @@ static void linkmap_seeds(void)
 
 /* ---- fuzz_bundle ---------------------------------------------------------------------- */
 
+/* A CQ_NT_BUNDLE_UNWIND entry (corelib/bundle.h) for image @p name holding file @p elf. */
+static void add_unwind(struct fz_buf *out, const struct fz_elf *e, const char *name,
+		       const char *elf)
+{
+	size_t len;
+	uint8_t *p = load(elf, &len);
+	struct fz_buf d = {0};
+	size_t name_len = strlen(name) + 1;
+	fz_add_uint(&d, e, 4, name_len);
+	fz_add_uint(&d, e, 4, 0);
+	fz_add_uint(&d, e, 8, len);
+	fz_add(&d, name, name_len);
+	fz_pad(&d, 8);
+	fz_add(&d, p, len);
+	fz_add_note(out, e, 0x434f5204u, d.p, d.len);
+	free(d.p);
+	free(p);
+}
+
 static void bundle_seeds(void)
 {
+	static const char *const unwind_elf[] = {"unwind-x86_64.elf.gz", "unwind-s390x.elf.gz",
+						 "unwind-i386.elf.gz"};
 	static const char *const files[] = {"omp-x86_64.bundle.gz", "omp-s390x.bundle.gz",
 					    "mpi-i386.bundle.gz"};
 	for (unsigned bi = 0; bi < 3; bi++) {
@@ -87,8 +108,10 @@ static void bundle_seeds(void)
 			uint64_t off = fz_ph(&e, k, FZ_OFFSET), n = fz_ph(&e, k, FZ_FILESZ);
 			if (off + 20 > len || fz_get(&e, off, 4) != 6 || memcmp(p + off + 12, "COREQ", 6))
 				continue;
-			/* three seeds: few symbols, more symbols, and with the first type donor */
-			for (unsigned variant = 0; variant < 3; variant++) {
+			/* four seeds: few symbols, more symbols, with the first type donor, and
+			 * (format version 2) with an unwind ELF for the first image: a fixture
+			 * executable of the same machine (a real ELF with .eh_frame) */
+			for (unsigned variant = 0; variant < 4; variant++) {
 				struct fz_buf out = {.origin = 1};
 				uint8_t byte = (uint8_t)bi;
 				fz_add(&out, &byte, 1);
@@ -98,7 +121,17 @@ static void bundle_seeds(void)
 					uint32_t type = (uint32_t)fz_get(&e, pos + 8, 4);
 					uint64_t desc = pos + 12 + ((namesz + 3) & ~UINT64_C(3));
 					const uint8_t *d = p + desc;
-					if (type == 0x434f5202u)
+					if (type == 0x434f5201u && variant == 3 && descsz >= 8) {
+						uint8_t *h = malloc(descsz);
+						memcpy(h, d, descsz);
+						fz_put(&e, h, 4, 2);
+						fz_add_note(&out, &e, type, h, descsz);
+						free(h);
+					} else if (type == 0x434f5202u && variant == 3 && !donor_done) {
+						fz_trim_image(&out, &e, d, descsz, 16);
+						add_unwind(&out, &e, (const char *)d + 48, unwind_elf[bi]);
+						donor_done = true; /* one unwind entry */
+					} else if (type == 0x434f5202u)
 						fz_trim_image(&out, &e, d, descsz, variant == 1 ? 200 : 16);
 					else if (type != 0x434f5203u)
 						fz_add_note(&out, &e, type, d, descsz);
@@ -108,7 +141,7 @@ static void bundle_seeds(void)
 					}
 					pos = desc + ((descsz + 3) & ~UINT64_C(3));
 				}
-				if (variant == 2 && !donor_done) {
+				if (variant >= 2 && !donor_done) {
 					free(out.p);
 					continue;
 				}

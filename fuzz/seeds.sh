@@ -31,6 +31,10 @@ data() {
 	for a in i386 s390x; do
 		ln -s "$ROOT/fixtures/mpi/$a-singleton/bundle.core.gz" "$DATA/mpi-$a.bundle.gz"
 	done
+	# fuzz_bundle's unwind ELF seeds: fixture executables of the bases' machines
+	ln -s "$ROOT/fixtures/core/x86_64-kernel/exe.gz" "$DATA/unwind-x86_64.elf.gz"
+	ln -s "$ROOT/fixtures/core/s390x-qemu/exe.gz" "$DATA/unwind-s390x.elf.gz"
+	ln -s "$ROOT/fixtures/core/i386-kernel/exe.gz" "$DATA/unwind-i386.elf.gz"
 	# fuzz_image: the aarch64 qemu core (no build-ids: any file is taken as its images')
 	ln -s "$ROOT/fixtures/core/aarch64-qemu/core.gz" "$DATA/image-aarch64-qemu.core.gz"
 	touch "$DATA/.ready"

@@ -152,7 +152,12 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 			return true;
 		if (initial && lr_step(ctx, regs, pc, out, stop))
 			return true;
-		return fp_step(ctx, regs, out, stop);
+		struct cq_stack_stop first = *stop; /* the prologue's reason, if it had one */
+		if (fp_step(ctx, regs, out, stop))
+			return true;
+		if (first.why[0])
+			*stop = first;
+		return false;
 	default:
 		snprintf(stop->why, sizeof(stop->why), "no CFI, and libdwfl's fallback for %s found no frame",
 			 ctx->core->target->name);

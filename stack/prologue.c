@@ -51,6 +51,8 @@ bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct c
 	memset(code, 0, sizeof(code));
 	if (n && (err = cq_core_read(ctx->core, start, code, n))) {
 		cq_error_destroy(err);
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and its code is not in the core to analyze (a bundle "
+			 "carries no code)");
 		return false;
 	}
 	int64_t cur = 0;        /* sp relative to the CFA (the sp at entry) */
@@ -193,6 +195,8 @@ bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_
 	memset(code, 0, sizeof(code));
 	if (n && (err = cq_core_read(ctx->core, start, code, n))) {
 		cq_error_destroy(err);
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and its code is not in the core to analyze (a bundle "
+			 "carries no code)");
 		return false;
 	}
 	int64_t cur = 0, slot[16];

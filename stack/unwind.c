@@ -414,6 +414,24 @@ static void report_modules(struct unwinder *u)
 				*ud = u;
 			continue;
 		}
+		/* ---- bundled image: the unwind ELF its bundle carries (corelib/bundle.h) ---- */
+		if (img->status == CQ_IMAGE_BUNDLED && img->unwind_elf && img->bias_known) {
+			int fd = -1;
+			struct cq_error *err = cq_image_unwind_fd(img, &fd);
+			if (!err && !(mod = dwfl_report_elf(u->dwfl, img->name, img->name, fd, img->bias, true))) {
+				close(fd);
+				err = cq_error_create(CQ_ERR_FORMAT, "libdwfl: %s", dwfl_errmsg(-1));
+			}
+			void **ud;
+			if (err)
+				cq_json_problem(u->problems, img->name, "the bundle's unwind ELF is unusable (%s): frames in it are not unwound",
+						err->message);
+			else if (dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+				*ud = img;
+			cq_error_destroy(err);
+			continue;
+		}
+		/* ---- end of bundled image ---- */
 		if (!img->elf || !img->elf->file || !img->bias_known)
 			continue; /* missing (said by corelib) or symbols only (bundled) */
 		int fd = dup(img->elf->file->fd);

@@ -83,6 +83,7 @@ part "image ranges (a file mapped twice)" python3 tests/fixture/image_range.py
 part "backtraces (12 fixture cores)" python3 tests/fixture/bt.py
 part "backtraces against gdb and eu-stack (12 fixture cores)" python3 tests/fixture/bt_ref.py
 part "backtraces through signal frames (fixtures/signal)" python3 tests/fixture/bt_signal.py
+part "backtraces from bundles (12 fixture cores)" python3 tests/fixture/bt_bundle.py
 untouched() {
 	if fixture_sums | cmp -s - "$sums"; then
 		echo "ok - every fixture file unchanged after the suite"; echo "1 passed, 0 failed"

@@ -41,6 +41,7 @@ struct cq_cli {
 	const char *module;  /**< scope for sym/tls */
 	const char *output;  /**< bundle: output path */
 	bool symbols_only;   /**< bundle: no file-backed data */
+	bool with_lines;     /**< bundle: line DWARF in the unwind ELFs */
 	struct cq_ompd_options ompd;
 	struct cq_mqd_options mqd;
 	const char *dot, *svg; /**< mqd job view: graph files */

@@ -48,7 +48,8 @@ static void usage(FILE *f)
 		"      --types FILES          type donors: ELF files with DWARF for the target\n"
 		"                             (colon-separated), after the images' own DWARF\n"
 		"  -o, --output FILE          bundle: where to write (FILE.gz: compressed)\n"
-		"      --symbols-only         bundle: symbols and type donors (--types), no file data\n"
+		"      --symbols-only         bundle: symbols, unwind tables, type donors, no file data\n"
+		"      --with-lines           bundle: line tables and inlined scopes for backtraces too\n"
 		"      --ompd-plugin PATH     ompd: load this OMPD plugin (else: the runtime's\n"
 		"                             ompd_dll_locations, from trusted directories only)\n"
 		"      --ompd-trusted-dir DIRS  ompd: more trusted directories (colon-separated)\n"
@@ -100,6 +101,7 @@ int main(int argc, char **argv)
 		{"svg", required_argument, NULL, 'G'},
 		{"workers", required_argument, NULL, 'K'},
 		{"symbols-only", no_argument, NULL, 'O'},
+		{"with-lines", no_argument, NULL, 'I'},
 		{"last", required_argument, NULL, 'X'},
 		{"max-frames", required_argument, NULL, 'F'},
 		{"all-lines", no_argument, NULL, 'A'},
@@ -138,6 +140,7 @@ int main(int argc, char **argv)
 		case 'N': cli.mqd.vendor = true; break;
 		case 'D': cli.dot = optarg; break;
 		case 'O': cli.symbols_only = true; break;
+		case 'I': cli.with_lines = true; break;
 		case 'X':
 			if (!cq_parse_u64(optarg, &v) || v > (1u << 20)) {
 				fprintf(stderr, "coreq: bad --last %s (0: all, up to 1048576)\n", optarg);
