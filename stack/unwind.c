@@ -178,6 +178,7 @@ struct walk {
 	bool have_last_sp, last_cfi, last_signal;
 	json_t *last_obj;
 	unsigned same_sp;        /* frames in a row with the same stack pointer */
+	bool bad_step;           /* the stop is a step that went nowhere (cycle, inwards) */
 	int user_frame;          /* index of the user frame, or -1 */
 	bool to_user_frame;      /* stop there */
 };
@@ -262,20 +263,23 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	uint64_t sp = 0;
 	bool have_sp = cq_stack_reg(&regs, t->dwarf_sp, &sp);
 	if (have_sp && w->have_last_sp && how != CQ_FOUND_SIGNAL) {
+		unsigned prev = (unsigned)json_integer_value(json_object_get(w->last_obj, "index"));
+		w->bad_step = true; /* the previous frame's CFI step went wrong, if we stop here */
 		if (sp < w->last_sp) {
 			snprintf(w->stop, sizeof(w->stop), "corrupt stack? frame %u's stack pointer 0x%" PRIx64
-				 " is below its callee's (0x%" PRIx64 ")", w->nphys, sp, w->last_sp);
+				 " is below its callee's (0x%" PRIx64 ")", w->index, sp, w->last_sp);
 			return DWARF_CB_ABORT;
 		}
 		if (sp == w->last_sp && pc == w->last_pc) {
 			snprintf(w->stop, sizeof(w->stop), "a cycle: frame %u repeats frame %u (same pc and stack pointer)",
-				 w->nphys, w->nphys - 1);
+				 w->index, prev);
 			return DWARF_CB_ABORT;
 		}
 		if (sp == w->last_sp && ++w->same_sp >= 64) {
 			snprintf(w->stop, sizeof(w->stop), "the stack pointer did not move for 64 frames");
 			return DWARF_CB_ABORT;
 		}
+		w->bad_step = false;
 		if (sp != w->last_sp)
 			w->same_sp = 0;
 	}
@@ -334,14 +338,25 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 		w.seg_frames = 0;
 		u->faulted = false;
 		int rc = dwfl_getthread_frames(u->dwfl, th->tid, on_frame, &w);
+		struct cq_stack_step st;
+		struct cq_stack_stop why;
+		char name[160];
+		last_frame_name(&w, name, sizeof(name));
+		uint64_t nsp;
+		if (w.stop[0] && w.bad_step && cq_stack_fallback(&w.ctx, &w.last, w.last_at, w.nphys == 1, &st, &why) &&
+		    st.ra_pc && cq_stack_reg(&st.regs, u->core->target->dwarf_sp, &nsp) && nsp > w.last_sp) {
+			/* the CFI led back onto itself (hand-written assembly: libomp's
+			 * __kmp_invoke_microtask on aarch64); the ABI's own chain goes on */
+			w.stop[0] = 0;
+			w.bad_step = false;
+			goto restart;
+		}
 		if (w.stop[0])
 			break;
 		if (rc == 0) {
 			snprintf(w.stop, sizeof(w.stop), "end of stack");
 			break;
 		}
-		char name[160];
-		last_frame_name(&w, name, sizeof(name));
 		if (!w.seg_frames) {
 			snprintf(w.stop, sizeof(w.stop), "libdwfl gave no frame: %s", dwfl_errmsg(-1));
 			break;
@@ -356,8 +371,6 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 		}
 		/* no CFI: libdwfl's own fallback failed (a read of it may have faulted); coreq's
 		 * step knows where the ABI ends a stack (a zero back chain, EXIDX_CANTUNWIND) */
-		struct cq_stack_step st;
-		struct cq_stack_stop why;
 		if (!cq_stack_fallback(&w.ctx, &w.last, w.last_at, w.nphys == 1, &st, &why)) {
 			if (why.end)
 				snprintf(w.stop, sizeof(w.stop), "end of stack (%s: %s)", name, why.why);
@@ -368,6 +381,7 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 				snprintf(w.stop, sizeof(w.stop), "no unwind information for %s: %s", name, why.why);
 			break;
 		}
+	restart:
 		json_object_set_new(w.last_obj, "cfa", cq_stack_hex(st.cfa));
 		if (!st.ra_pc) {
 			snprintf(w.stop, sizeof(w.stop), "end of stack (%s returns to 0)", name);
