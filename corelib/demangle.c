@@ -9,8 +9,20 @@
 #define CQ_DMGL_PARAMS (1 << 0)
 #define CQ_DMGL_ANSI (1 << 1)
 
+/* The manglings libiberty knows on ELF start with _Z (C++, legacy Rust), _R (Rust v0) or
+ * _D (D), after a ppc64 ELFv1 dot: anything else is a plain name, and loading libbfd for
+ * it would cost more than the whole lookup. */
+static bool mangled(const char *name)
+{
+	if (*name == '.')
+		name++;
+	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R' || name[1] == 'D');
+}
+
 char *cq_demangle(const char *name, bool params)
 {
+	if (!mangled(name))
+		return NULL;
 	const char *why;
 	const struct cq_bfd *b = cq__bfd(&why);
 	if (!b) {

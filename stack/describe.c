@@ -59,16 +59,6 @@ static const char *scope_name(Dwarf_Die *die)
 	return n ? n : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
 }
 
-static json_t *entry(json_t *frames, unsigned *index, uint64_t pc, enum cq_found_by how)
-{
-	json_t *f = json_pack("{s:i, s:o, s:n}", "index", (int)*index, "pc", cq_stack_hex(pc), "cfa");
-	json_object_set_new(f, "inlined", json_boolean(how == CQ_FOUND_INLINE));
-	json_object_set_new(f, "found_by", json_string(cq_found_by_name(how)));
-	json_array_append_new(frames, f);
-	(*index)++;
-	return f;
-}
-
 static void set_module(json_t *f, const struct cq_symref *ref, bool known, uint64_t pc)
 {
 	const char *base = known && ref->image ? strrchr(ref->image->name, '/') : NULL;
@@ -78,9 +68,18 @@ static void set_module(json_t *f, const struct cq_symref *ref, bool known, uint6
 							? cq_stack_hex(pc - ref->image->bias) : json_null());
 }
 
-json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsigned *index, uint64_t pc,
-			  uint64_t at, enum cq_found_by how)
+/* A description without the frame's own keys (index, pc, cfa, found_by): module onwards. */
+static json_t *template(json_t *list, bool inlined)
 {
+	json_t *f = json_pack("{s:b}", "inlined", inlined);
+	json_array_append_new(list, f);
+	return f;
+}
+
+/* What is known at @p at, innermost first: the inlined calls, then the physical frame. */
+static json_t *describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at)
+{
+	json_t *list = json_array();
 	struct cq_symref ref;
 	struct cq_error *err = cq_core_symbolize(ctx->core, at, &ref);
 	bool known = !err;
@@ -107,7 +106,7 @@ json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsign
 			break;
 		if (tag != DW_TAG_inlined_subroutine)
 			continue;
-		json_t *f = entry(frames, index, pc, CQ_FOUND_INLINE);
+		json_t *f = template(list, true);
 		set_module(f, &ref, known, pc);
 		set_name(f, scope_name(&scopes[i]));
 		json_object_set_new(f, "function_offset", json_null());
@@ -124,7 +123,7 @@ json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsign
 	}
 	free(scopes);
 
-	json_t *f = entry(frames, index, pc, how);
+	json_t *f = template(list, false);
 	set_module(f, &ref, known, pc);
 	if (known && ref.sym && ref.image && ref.image->bias_known) {
 		set_name(f, ref.sym->name);
@@ -140,5 +139,32 @@ json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsign
 		json_object_set_new(f, "function_offset", name ? cq_stack_hex(pc - (at - off)) : json_null());
 	}
 	set_source(f, file, line);
+	return list;
+}
+
+json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsigned *index, uint64_t pc,
+			  uint64_t at, enum cq_found_by how)
+{
+	/* the same return address recurs in many threads (every worker parked in the same
+	 * call): its description (symbols, DWARF scopes, line tables) is worked out once */
+	char key[40];
+	snprintf(key, sizeof(key), "%" PRIx64 "/%" PRIx64, pc, at);
+	json_t *list = ctx->cache ? json_object_get(ctx->cache, key) : NULL;
+	if (!list) {
+		list = describe(ctx, pc, at);
+		if (ctx->cache)
+			json_object_set_new(ctx->cache, key, list); /* the cache owns it */
+	}
+	json_t *t, *f = NULL;
+	size_t i;
+	json_array_foreach(list, i, t) {
+		bool inl = json_is_true(json_object_get(t, "inlined"));
+		f = json_pack("{s:i, s:o, s:n, s:b, s:s}", "index", (int)(*index)++, "pc", cq_stack_hex(pc), "cfa",
+			      "inlined", inl, "found_by", cq_found_by_name(inl ? CQ_FOUND_INLINE : how));
+		json_object_update(f, t); /* module onwards, in order ("inlined" again: same value) */
+		json_array_append_new(frames, f);
+	}
+	if (!ctx->cache)
+		json_decref(list);
 	return f;
 }

@@ -82,6 +82,7 @@ struct cq_stack_ctx {
 	cq_stack_read_fn read;
 	void *read_ctx;
 	bool system_lines;   /* DWARF lines in system modules too (stack.h) */
+	json_t *cache;       /* descriptions by pc and lookup address (describe.c), or NULL */
 };
 
 /* The C library, the dynamic linker, the vDSO (by the image's base name; NULL counts). */

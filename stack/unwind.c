@@ -46,6 +46,7 @@ struct unwinder {
 	uint64_t start_pc;
 	bool carry[CQ_STACK_NREGS]; /* the DWARF registers a frame's description keeps */
 	bool static_exe;            /* one image besides the vDSO */
+	json_t *described;          /* the frame descriptions' cache (describe.c) */
 };
 
 
@@ -331,7 +332,7 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 	struct walk w = {.u = u, .frames = json_array(), .max = max, .seg_how = CQ_FOUND_INITIAL,
 			 .seg_pc = th->pc, .seg_exact = true, .user_frame = -1,
 			 .to_user_frame = to_user_frame && !crashing};
-	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines};
+	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines, u->described};
 	thread_regs(u->core, th, &u->start);
 	u->start_pc = th->pc;
 	for (;;) {
@@ -491,13 +492,14 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		return err;
 	if (!max_frames)
 		max_frames = CQ_STACK_DEFAULT_MAX_FRAMES;
-	struct unwinder u = {.core = core, .problems = json_array()};
+	struct unwinder u = {.core = core, .problems = json_array(), .described = json_object()};
 	u.order = calloc(core->nthreads + 1, sizeof(*u.order));
 	u.refs = calloc(core->nthreads + 1, sizeof(*u.refs));
 	if (!u.order || !u.refs) {
 		free(u.order);
 		free(u.refs);
 		json_decref(u.problems);
+		json_decref(u.described);
 		return &cq_error_nomem;
 	}
 	for (size_t i = 0; i < core->nthreads; i++)
@@ -518,6 +520,7 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		free(u.order);
 		free(u.refs);
 		json_decref(u.problems);
+		json_decref(u.described);
 		return cq_error_create(CQ_ERR_INTERNAL, "libdwfl: %s", dwfl_errmsg(-1));
 	}
 	size_t real = 0;
@@ -530,6 +533,7 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		err = cq_error_create(CQ_ERR_UNSUPPORTED, "libdwfl cannot unwind %s cores: %s", core->target->name,
 				      dwfl_errmsg(-1));
 		dwfl_end(u.dwfl);
+	json_decref(u.described);
 		free(u.vdso);
 		free(u.order);
 		free(u.refs);
@@ -545,6 +549,7 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 							   opt->to_user_frame, opt->system_lines));
 	}
 	dwfl_end(u.dwfl);
+	json_decref(u.described);
 	free(u.vdso);
 	free(u.order);
 	free(u.refs);
