@@ -81,7 +81,7 @@ part "inputs never written" python3 tests/fixture/inputs.py
 part "hostile cores, round 2" python3 tests/fixture/hostile.py
 part "image ranges (a file mapped twice)" python3 tests/fixture/image_range.py
 part "backtraces (12 fixture cores)" python3 tests/fixture/bt.py
-part "backtraces against gdb and eu-stack (12 fixture cores)" python3 tests/fixture/bt_ref.py
+part "backtraces against gdb and eu-stack (12 fixture cores, 2 signal cores)" python3 tests/fixture/bt_ref.py
 part "backtraces through signal frames (fixtures/signal)" python3 tests/fixture/bt_signal.py
 part "backtraces from bundles (12 fixture cores)" python3 tests/fixture/bt_bundle.py
 part "backtraces through libomp (OpenMP fixture bundles)" python3 tests/fixture/bt_omp.py
