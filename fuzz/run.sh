@@ -20,7 +20,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
 case $FUZZ_DIR in /*) ;; *) FUZZ_DIR=$ROOT/$FUZZ_DIR ;; esac
 PARALLEL=${FUZZ_PARALLEL:-1}
-ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson"
+ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson fuzz_stack"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
@@ -32,7 +32,7 @@ max_len() {
 	fuzz_linkmap) echo 131072 ;;
 	fuzz_bundle | fuzz_image) echo 262144 ;;
 	fuzz_jobjson) echo 65536 ;;
-	fuzz_tls) echo 4096 ;;
+	fuzz_tls | fuzz_stack) echo 4096 ;;
 	*) echo 8192 ;;
 	esac
 }
