@@ -175,6 +175,7 @@ struct walk {
 	struct cq_stack_regs last;
 	uint64_t last_pc, last_at, last_sp;
 	bool have_last_sp, last_cfi, last_signal;
+	char last_cfi_error[80];  /* why libdw could not read the frame's CFI, when it is broken */
 	json_t *last_obj;
 	unsigned same_sp;        /* frames in a row with the same stack pointer */
 };
@@ -186,19 +187,30 @@ static enum cq_found_by dwfl_fallback_kind(const struct cq_target *t)
 }
 
 /* The frame's CFA from its CFI (.eh_frame first, as libdwfl looks), when the rule is a
- * register plus an offset; also whether there is CFI and whether it is a signal
- * trampoline's. */
+ * register plus an offset (*@p cfa, else 0); also whether there is CFI and whether it is a
+ * signal trampoline's. A lookup that fails for another reason than "no FDE here" (a
+ * crafted .eh_frame_hdr or FDE pointing outside its section) leaves libdw's message in
+ * @p error, so that the stop does not claim the frame had no CFI. */
 static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs *regs, json_t *f, bool *has_cfi,
-		      bool *signal)
+		      bool *signal, uint64_t *cfa, char *error, size_t error_size)
 {
 	*has_cfi = *signal = false;
+	*cfa = 0;
+	error[0] = 0;
 	for (int pass = 0; mod && pass < 2 && !*has_cfi; pass++) {
 		Dwarf_Addr bias;
 		Dwarf_CFI *cfi = pass ? dwfl_module_dwarf_cfi(mod, &bias) : dwfl_module_eh_cfi(mod, &bias);
 		Dwarf_Frame *fr;
-		if (!cfi || dwarf_cfi_addrframe(cfi, at - bias, &fr) != 0)
+		if (!cfi)
 			continue;
+		if (dwarf_cfi_addrframe(cfi, at - bias, &fr) != 0) {
+			const char *msg = dwarf_errmsg(-1);
+			if (msg && !error[0] && strcmp(msg, "no matching address range"))
+				snprintf(error, error_size, "%s", msg);
+			continue;
+		}
 		*has_cfi = true;
+		error[0] = 0;
 		Dwarf_Op *ops;
 		size_t nops;
 		uint64_t base;
@@ -207,8 +219,10 @@ static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs 
 			int reg = ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 ? ops[0].atom - DW_OP_breg0
 			        : ops[0].atom == DW_OP_bregx ? (int)ops[0].number : -1;
 			int64_t off = ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2 : (int64_t)ops[0].number;
-			if (reg >= 0 && cq_stack_reg(regs, reg, &base))
-				json_object_set_new(f, "cfa", cq_stack_hex(base + (uint64_t)off));
+			if (reg >= 0 && cq_stack_reg(regs, reg, &base)) {
+				*cfa = base + (uint64_t)off;
+				json_object_set_new(f, "cfa", cq_stack_hex(*cfa));
+			}
 		}
 		free(fr);
 	}
@@ -267,9 +281,20 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 			w->same_sp = 0;
 	}
 	json_t *f = cq_stack_describe(&w->ctx, w->frames, &w->index, pc, at, how);
-	frame_cfi(dwfl_addrmodule(w->u->dwfl, at), at, &regs, f, &w->last_cfi, &w->last_signal);
+	uint64_t cfa;
+	frame_cfi(dwfl_addrmodule(w->u->dwfl, at), at, &regs, f, &w->last_cfi, &w->last_signal, &cfa,
+		  w->last_cfi_error, sizeof(w->last_cfi_error));
 	if (w->last_signal)
 		json_object_set_new(f, "signal_frame", json_true());
+	/* a CFA below the frame's own stack pointer (crafted CFI): its caller would be found
+	 * inwards, in memory the frame does not own; libdwfl would read a return address
+	 * there (often 0: a silent "end of stack") */
+	if (cfa && have_sp && cfa < sp && !w->last_signal) {
+		w->nphys++;
+		snprintf(w->stop, sizeof(w->stop), "corrupt stack? the CFI of frame %u puts its CFA 0x%" PRIx64
+			 " below its stack pointer 0x%" PRIx64, w->nphys - 1, cfa, sp);
+		return DWARF_CB_ABORT;
+	}
 	w->last = regs;
 	w->last_pc = pc;
 	w->last_at = at;
@@ -280,6 +305,8 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		snprintf(w->stop, sizeof(w->stop), "--max-frames %u reached", w->max);
 		return DWARF_CB_ABORT;
 	}
+	/* a read that fails from here on is one of unwinding this frame (see walk_thread) */
+	w->u->faulted = false;
 	return DWARF_CB_OK;
 }
 
@@ -314,12 +341,22 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 		int rc = dwfl_getthread_frames(u->dwfl, th->tid, on_frame, &w);
 		if (w.stop[0])
 			break;
+		char name[160];
+		last_frame_name(&w, name, sizeof(name));
+		/* libdwfl ends a walk cleanly when it cannot read the return address (its
+		 * register rule fails, so the caller's pc is "undefined", as in an outermost
+		 * frame): a read that failed while unwinding the last frame says it was memory
+		 * the core does not have (a stack pointer outside the core, a CFA offset of
+		 * gigabytes), not the end of the stack */
+		if (rc == 0 && w.seg_frames && u->faulted) {
+			snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+				 u->fault_addr, name);
+			break;
+		}
 		if (rc == 0) {
 			snprintf(w.stop, sizeof(w.stop), "end of stack");
 			break;
 		}
-		char name[160];
-		last_frame_name(&w, name, sizeof(name));
 		if (!w.seg_frames) {
 			snprintf(w.stop, sizeof(w.stop), "libdwfl gave no frame: %s", dwfl_errmsg(-1));
 			break;
@@ -342,6 +379,9 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 			else if (u->faulted)
 				snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
 					 u->fault_addr, name);
+			else if (w.last_cfi_error[0])
+				snprintf(w.stop, sizeof(w.stop), "the CFI of %s is unreadable (%.60s); without it: %.150s", name,
+					 w.last_cfi_error, why.why);
 			else
 				snprintf(w.stop, sizeof(w.stop), "no unwind information for %s: %s", name, why.why);
 			break;
