@@ -80,6 +80,7 @@ part "inputs never written" python3 tests/fixture/inputs.py
 part "hostile cores, round 2" python3 tests/fixture/hostile.py
 part "image ranges (a file mapped twice)" python3 tests/fixture/image_range.py
 part "backtraces (12 fixture cores)" python3 tests/fixture/bt.py
+part "hostile stacks" python3 tests/fixture/hostile_bt.py
 untouched() {
 	if fixture_sums | cmp -s - "$sums"; then
 		echo "ok - every fixture file unchanged after the suite"; echo "1 passed, 0 failed"
