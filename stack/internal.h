@@ -107,4 +107,13 @@ json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsign
 
 json_t *cq_stack_hex(uint64_t v);
 
+/* No target's CFI names a DWARF register beyond this (powerpc's vector registers end near
+ * 1200); a larger number is crafted (cficheck.c). */
+#define CQ_STACK_MAX_CFI_REG 4096
+
+/* The register number beyond CQ_STACK_MAX_CFI_REG that an entry of @p mod's CFI
+ * (.eh_frame, .eh_frame_hdr, .debug_frame, its debug file's too) names, or 0: libdw would
+ * allocate and zero a frame state that large on every lookup (cficheck.c). */
+uint64_t cq_stack_cfi_bad_register(Dwfl_Module *mod);
+
 #endif

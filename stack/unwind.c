@@ -45,6 +45,9 @@ struct unwinder {
 	struct cq_stack_regs start;
 	uint64_t start_pc;
 	bool carry[CQ_STACK_NREGS]; /* the DWARF registers a frame's description keeps */
+	/* modules whose CFI was checked (cq_stack_cfi_bad_register), and the answer */
+	struct { Dwfl_Module *mod; uint64_t bad; } cfi_checked[32];
+	unsigned ncfi_checked;
 };
 
 
@@ -228,13 +231,41 @@ static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs 
 	}
 }
 
+static void last_frame_name(const struct walk *w, char *buf, size_t size);
+
+/* A register number beyond CQ_STACK_MAX_CFI_REG in the CFI of the module holding @p at,
+ * or 0 (checked once per module and walk set). */
+static uint64_t cfi_bad_register(struct unwinder *u, uint64_t at)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, at);
+	if (!mod)
+		return 0;
+	for (unsigned i = 0; i < u->ncfi_checked; i++)
+		if (u->cfi_checked[i].mod == mod)
+			return u->cfi_checked[i].bad;
+	uint64_t bad = cq_stack_cfi_bad_register(mod);
+	if (u->ncfi_checked < sizeof(u->cfi_checked) / sizeof(u->cfi_checked[0]))
+		u->cfi_checked[u->ncfi_checked++] = (typeof(u->cfi_checked[0])){mod, bad};
+	return bad;
+}
+
 static int on_frame(Dwfl_Frame *state, void *arg)
 {
 	struct walk *w = arg;
 	const struct cq_target *t = w->u->core->target;
 	Dwarf_Addr pc;
-	bool activation;
-	if (!dwfl_frame_pc(state, &pc, &activation)) {
+	bool activation = false;
+	/* the pc first without asking whether the caller is a signal frame: that question
+	 * unwinds this frame through its module's CFI, which must be checked before libdw runs
+	 * it (a crafted register number costs gigabytes per lookup; cficheck.c) */
+	if (!dwfl_frame_pc(state, &pc, NULL)) {
+		snprintf(w->stop, sizeof(w->stop), "no pc for frame %u: %s", w->nphys, dwfl_errmsg(-1));
+		return DWARF_CB_ABORT;
+	}
+	uint64_t badreg = cfi_bad_register(w->u, pc);
+	if (!badreg && pc)
+		badreg = cfi_bad_register(w->u, pc - 1);
+	if (!badreg && !dwfl_frame_pc(state, &pc, &activation)) {
 		snprintf(w->stop, sizeof(w->stop), "no pc for frame %u: %s", w->nphys, dwfl_errmsg(-1));
 		return DWARF_CB_ABORT;
 	}
@@ -281,6 +312,15 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 			w->same_sp = 0;
 	}
 	json_t *f = cq_stack_describe(&w->ctx, w->frames, &w->index, pc, at, how);
+	if (badreg) {
+		w->nphys++;
+		char name[160];
+		w->last_obj = f;
+		last_frame_name(w, name, sizeof(name));
+		snprintf(w->stop, sizeof(w->stop), "the CFI of %s names DWARF register %" PRIu64
+			 " (crafted? no target has more than %u): not used", name, badreg, CQ_STACK_MAX_CFI_REG);
+		return DWARF_CB_ABORT;
+	}
 	uint64_t cfa;
 	frame_cfi(dwfl_addrmodule(w->u->dwfl, at), at, &regs, f, &w->last_cfi, &w->last_signal, &cfa,
 		  w->last_cfi_error, sizeof(w->last_cfi_error));
@@ -380,7 +420,7 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 				snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
 					 u->fault_addr, name);
 			else if (w.last_cfi_error[0])
-				snprintf(w.stop, sizeof(w.stop), "the CFI of %s is unreadable (%.60s); without it: %.150s", name,
+				snprintf(w.stop, sizeof(w.stop), "the CFI of %.120s is unreadable (%.60s); without it: %.150s", name,
 					 w.last_cfi_error, why.why);
 			else
 				snprintf(w.stop, sizeof(w.stop), "no unwind information for %s: %s", name, why.why);
