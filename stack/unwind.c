@@ -255,6 +255,10 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	const struct cq_target *t = w->u->core->target;
 	Dwarf_Addr pc;
 	bool activation = false;
+	/* a read that fails from here on is one of unwinding this frame (see walk_thread):
+	 * libdwfl unwinds it inside dwfl_frame_pc's signal-frame question below, or after this
+	 * callback for a walk's first frame */
+	w->u->faulted = false;
 	/* the pc first without asking whether the caller is a signal frame: that question
 	 * unwinds this frame through its module's CFI, which must be checked before libdw runs
 	 * it (a crafted register number costs gigabytes per lookup; cficheck.c) */
@@ -345,8 +349,6 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		snprintf(w->stop, sizeof(w->stop), "--max-frames %u reached", w->max);
 		return DWARF_CB_ABORT;
 	}
-	/* a read that fails from here on is one of unwinding this frame (see walk_thread) */
-	w->u->faulted = false;
 	return DWARF_CB_OK;
 }
 
