@@ -8,7 +8,8 @@
  * it: 256 frames in one such function took minutes). No target has more than a few
  * hundred DWARF registers (powerpc's go to 1200 with the vector registers), so CFI that
  * names a register beyond CQ_STACK_MAX_CFI_REG is crafted; the walk stops before libdw
- * runs it.
+ * runs it. Likewise for DW_CFA_remember_state: libdw pushes a copy of the frame state for
+ * each, and real CFI nests two or three; a crafted run of thousands costs gigabytes.
  *
  * What is scanned is every CIE and FDE libdw could use: the ones a linear walk of
  * .eh_frame and .debug_frame reaches (libdw's search without .eh_frame_hdr) and the ones
@@ -63,7 +64,7 @@ static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 		if (shift < 64)
 			r |= (uint64_t)(b & 0x7f) << shift;
 		else if (b & 0x7f)
-			r = UINT64_MAX; /* too large for any register */
+			r = UINT64_MAX - 1; /* too large for any register (UINT64_MAX: CQ_STACK_CFI_DEEP) */
 		if (!(b & 0x80)) {
 			*v = r;
 			return true;
@@ -73,12 +74,19 @@ static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 }
 
 /* The largest register number the instructions [p, end) name, or 0 (up to the first
- * instruction that does not decode: libdw stops there too). */
+ * instruction that does not decode: libdw stops there too); CQ_STACK_CFI_DEEP when they
+ * remember more than CQ_STACK_MAX_CFI_STATES states at once (libdw copies the whole frame
+ * state for each). */
 static uint64_t max_register(const uint8_t *p, const uint8_t *end, unsigned loc_size)
 {
 	uint64_t max = 0, reg, reg2, n;
+	unsigned depth = 0;
 	while (p < end) {
 		uint8_t op = *p++;
+		if (op == DW_CFA_remember_state && ++depth > CQ_STACK_MAX_CFI_STATES)
+			return CQ_STACK_CFI_DEEP;
+		if (op == DW_CFA_restore_state && depth)
+			depth--;
 		reg = reg2 = 0;
 		if ((op & 0xc0) == DW_CFA_advance_loc || (op & 0xc0) == DW_CFA_restore)
 			continue; /* registers below 64 */

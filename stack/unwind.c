@@ -321,8 +321,12 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		char name[160];
 		w->last_obj = f;
 		last_frame_name(w, name, sizeof(name));
-		snprintf(w->stop, sizeof(w->stop), "the CFI of %s names DWARF register %" PRIu64
-			 " (crafted? no target has more than %u): not used", name, badreg, CQ_STACK_MAX_CFI_REG);
+		if (badreg == CQ_STACK_CFI_DEEP)
+			snprintf(w->stop, sizeof(w->stop), "the CFI of %s remembers more than %u states at once "
+				 "(crafted?): not used", name, CQ_STACK_MAX_CFI_STATES);
+		else
+			snprintf(w->stop, sizeof(w->stop), "the CFI of %s names DWARF register %" PRIu64
+				 " (crafted? no target has more than %u): not used", name, badreg, CQ_STACK_MAX_CFI_REG);
 		return DWARF_CB_ABORT;
 	}
 	uint64_t cfa;
