@@ -20,7 +20,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
 case $FUZZ_DIR in /*) ;; *) FUZZ_DIR=$ROOT/$FUZZ_DIR ;; esac
 PARALLEL=${FUZZ_PARALLEL:-1}
-ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson"
+ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson fuzz_stack"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
@@ -32,8 +32,16 @@ max_len() {
 	fuzz_linkmap) echo 131072 ;;
 	fuzz_bundle | fuzz_image) echo 262144 ;;
 	fuzz_jobjson) echo 65536 ;;
-	fuzz_tls) echo 4096 ;;
+	fuzz_tls | fuzz_stack) echo 4096 ;;
 	*) echo 8192 ;;
+	esac
+}
+
+# libFuzzer flags per target: fuzz_stack's inputs are patch records of 6 bytes and more,
+# so the length limit does not start at 4 bytes.
+target_args() {
+	case $1 in
+	fuzz_stack) echo -len_control=0 ;;
 	esac
 }
 
@@ -75,7 +83,7 @@ fuzz_one() {
 	# shellcheck disable=SC2086
 	{ time "$FUZZ_DIR/$t" "${fork[@]}" -max_total_time="$secs" -max_len="$(max_len "$t")" \
 		-rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
-		-artifact_prefix="$findings/" ${FUZZ_ARGS:-} "$corpus" >"$log" 2>&1; } 2>"$FUZZ_DIR/logs/$t.cpu"
+		-artifact_prefix="$findings/" $(target_args "$t") ${FUZZ_ARGS:-} "$corpus" >"$log" 2>&1; } 2>"$FUZZ_DIR/logs/$t.cpu"
 	local rc=$?
 	local cpu
 	cpu=$(awk '{printf "%.0f", $1 + $2}' "$FUZZ_DIR/logs/$t.cpu")

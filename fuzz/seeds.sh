@@ -15,7 +15,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
 case $FUZZ_DIR in /*) ;; *) FUZZ_DIR=$ROOT/$FUZZ_DIR ;; esac
 DATA=$FUZZ_DIR/data
-ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson"
+ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson fuzz_stack"
 
 data() {
 	rm -rf "$DATA"
@@ -37,6 +37,19 @@ data() {
 	ln -s "$ROOT/fixtures/core/i386-kernel/exe.gz" "$DATA/unwind-i386.elf.gz"
 	# fuzz_image: the aarch64 qemu core (no build-ids: any file is taken as its images')
 	ln -s "$ROOT/fixtures/core/aarch64-qemu/core.gz" "$DATA/image-aarch64-qemu.core.gz"
+	# fuzz_stack: every fixture core with its executable and its pinned sysroot (the
+	# target copies the files coreq finds there into a private sysroot)
+	local d s
+	for d in "$ROOT"/fixtures/core/*/; do
+		d=${d%/}
+		ln -s "$d/core.gz" "$DATA/stack-$(basename "$d").core.gz"
+		ln -s "$d/exe.gz" "$DATA/stack-$(basename "$d").exe.gz"
+		s=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("sysroot") or "")' "$d/fixture.json")
+		if [ -n "$s" ] && [ ! -e "$DATA/stack-sysroot-$s" ]; then
+			"$ROOT/tools/fixtures/sysroot.sh" "$s" "$FUZZ_DIR/sysroot-$s" >/dev/null
+			ln -s "$FUZZ_DIR/sysroot-$s" "$DATA/stack-sysroot-$s"
+		fi
+	done
 	touch "$DATA/.ready"
 }
 
@@ -66,6 +79,16 @@ corpus() {
 				{ printf '\0'; zcat "$f"; } >"$c/exe-$(basename "$(dirname "$f")")"
 			done
 			{ printf '\2'; cat "$sr/lib/ld-linux-aarch64.so.1"; } >"$c/ld-aarch64"
+		fi
+		if [ "$t" = fuzz_stack ]; then
+			# byte 0 picks the base (fuzz_stack.c's order), byte 1 the flags: each base
+			# untouched, one thread of it alone, and bounded to 8 frames
+			local b
+			for b in 0 1 2 3 4 5 6 7 8 9 10 11; do
+				printf "\\$(printf %o "$b")\\0" >"$c/base-$b"
+				printf "\\$(printf %o "$b")\\20" >"$c/base-$b-thread0"
+				printf "\\$(printf %o "$b")\\61" >"$c/base-$b-thread2-short"
+			done
 		fi
 		if [ "$t" = fuzz_jobjson ]; then
 			# the per-rank documents of the MPI fixture jobs, NUL-separated

@@ -100,31 +100,6 @@ static bool lr_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *
 	return true;
 }
 
-/* x86 and aarch64 with frame pointers: the frame pointer points at a frame record {the
- * caller's frame pointer, the return address}; the caller's stack pointer is just above it.
- * Only where libdwfl's CFI step went wrong (a cycle): libdwfl already walks these records
- * where there is no CFI at all. */
-static bool frame_record_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs,
-			      struct cq_stack_step *out, struct cq_stack_stop *stop)
-{
-	const struct cq_target *t = ctx->core->target;
-	unsigned w = t->elf_class == ELFCLASS64 ? 8 : 4;
-	uint64_t fp, sp, prev, ra;
-	if (!cq_stack_reg(regs, t->dwarf_fp, &fp) || !cq_stack_reg(regs, t->dwarf_sp, &sp) ||
-	    !outer_frame(ctx->core, sp - 1, fp, w) || !ctx->read(ctx->read_ctx, fp, &prev) ||
-	    !ctx->read(ctx->read_ctx, fp + w, &ra) || !code_address(ctx, ra)) {
-		snprintf(stop->why, sizeof(stop->why), "no CFI that unwinds, and no frame record");
-		return false;
-	}
-	memset(&out->regs, 0, sizeof(out->regs));
-	cq_stack_set(&out->regs, t->dwarf_sp, fp + 2 * w);
-	cq_stack_set(&out->regs, t->dwarf_fp, prev);
-	out->ra_pc = ra;
-	out->cfa = fp + 2 * w;
-	out->how = CQ_FOUND_FP;
-	return true;
-}
-
 /* powerpc: r1 points at the back chain word (the caller's r1); the caller's frame keeps
  * the return address in its LR save word (4 bytes in on ppc32, 16 on ppc64). */
 static bool backchain_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs,
@@ -180,15 +155,9 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 		struct cq_stack_stop first = *stop; /* the prologue's reason, if it had one */
 		if (fp_step(ctx, regs, out, stop))
 			return true;
-		if (first.why[0])
+		if (first.no_code)
 			*stop = first;
 		return false;
-	case EM_AARCH64:
-	case EM_X86_64:
-	case EM_386:
-		if (frame_record_step(ctx, regs, out, stop))
-			return true;
-		/* fall through */
 	default:
 		snprintf(stop->why, sizeof(stop->why), "no CFI, and libdwfl's fallback for %s found no frame",
 			 ctx->core->target->name);

@@ -69,6 +69,7 @@ struct cq_stack_step {
  * end, not an error). */
 struct cq_stack_stop {
 	bool end;
+	bool no_code;   /* the step needed the function's code, which the core lacks */
 	char why[200];
 };
 
@@ -122,5 +123,19 @@ json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsign
 			  uint64_t at, enum cq_found_by how);
 
 json_t *cq_stack_hex(uint64_t v);
+
+/* No target's CFI names a DWARF register beyond this (powerpc's vector registers end near
+ * 1200); a larger number is crafted (cficheck.c). */
+#define CQ_STACK_MAX_CFI_REG 4096
+/* Nor nests DW_CFA_remember_state deeper than this; cq_stack_cfi_bad_register() returns
+ * CQ_STACK_CFI_DEEP for CFI that does. */
+#define CQ_STACK_MAX_CFI_STATES 32
+#define CQ_STACK_CFI_DEEP UINT64_MAX
+
+/* The register number beyond CQ_STACK_MAX_CFI_REG that an entry of @p mod's CFI
+ * (.eh_frame, .eh_frame_hdr, .debug_frame, its debug file's too) names, or 0: libdw would
+ * allocate and zero a frame state that large on every lookup (cficheck.c). CQ_STACK_CFI_DEEP
+ * when it nests remembered states too deep. */
+uint64_t cq_stack_cfi_bad_register(Dwfl_Module *mod);
 
 #endif

@@ -53,6 +53,7 @@ bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct c
 		cq_error_destroy(err);
 		snprintf(stop->why, sizeof(stop->why), "no CFI, and its code is not in the core to analyze (a bundle "
 			 "carries no code)");
+		stop->no_code = true;
 		return false;
 	}
 	int64_t cur = 0;        /* sp relative to the CFA (the sp at entry) */
@@ -133,6 +134,10 @@ bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct c
 		else
 			out->regs.ok[r] = false;
 	}
+	if (!ra || !dwfl_addrmodule(ctx->dwfl, ra - 1)) {
+		snprintf(stop->why, sizeof(stop->why), "the prologue's return address 0x%" PRIx64 " is in no module", ra);
+		return false;
+	}
 	cq_stack_set(&out->regs, SP, cfa);
 	out->ra_pc = ra;
 	out->cfa = cfa;
@@ -197,6 +202,7 @@ bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_
 		cq_error_destroy(err);
 		snprintf(stop->why, sizeof(stop->why), "no CFI, and its code is not in the core to analyze (a bundle "
 			 "carries no code)");
+		stop->no_code = true;
 		return false;
 	}
 	int64_t cur = 0, slot[16];
@@ -255,6 +261,10 @@ bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_
 			cq_stack_set(&out->regs, (int)r, v);
 		else
 			out->regs.ok[r] = false;
+	}
+	if (!(ra & ~(uint64_t)1) || !dwfl_addrmodule(ctx->dwfl, (ra & ~(uint64_t)1) - 1)) {
+		snprintf(stop->why, sizeof(stop->why), "the prologue's return address 0x%" PRIx64 " is in no module", ra);
+		return false;
 	}
 	cq_stack_set(&out->regs, 13, cfa);
 	cq_stack_set(&out->regs, 15, ra);

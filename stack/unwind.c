@@ -47,6 +47,9 @@ struct unwinder {
 	bool carry[CQ_STACK_NREGS]; /* the DWARF registers a frame's description keeps */
 	bool static_exe;            /* one image besides the vDSO */
 	json_t *described;          /* the frame descriptions' cache (describe.c) */
+	/* modules whose CFI was checked (cq_stack_cfi_bad_register), and the answer */
+	struct { Dwfl_Module *mod; uint64_t bad; } cfi_checked[32];
+	unsigned ncfi_checked;
 };
 
 
@@ -177,9 +180,9 @@ struct walk {
 	struct cq_stack_regs last;
 	uint64_t last_pc, last_at, last_sp;
 	bool have_last_sp, last_cfi, last_signal;
+	char last_cfi_error[80];  /* why libdw could not read the frame's CFI, when it is broken */
 	json_t *last_obj;
 	unsigned same_sp;        /* frames in a row with the same stack pointer */
-	bool bad_step;           /* the stop is a step that went nowhere (cycle, inwards) */
 	int user_frame;          /* index of the user frame, or -1 */
 	bool to_user_frame;      /* stop there */
 };
@@ -201,19 +204,30 @@ static enum cq_found_by dwfl_fallback_kind(const struct cq_target *t)
 }
 
 /* The frame's CFA from its CFI (.eh_frame first, as libdwfl looks), when the rule is a
- * register plus an offset; also whether there is CFI and whether it is a signal
- * trampoline's. */
+ * register plus an offset (*@p cfa, else 0); also whether there is CFI and whether it is a
+ * signal trampoline's. A lookup that fails for another reason than "no FDE here" (a
+ * crafted .eh_frame_hdr or FDE pointing outside its section) leaves libdw's message in
+ * @p error, so that the stop does not claim the frame had no CFI. */
 static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs *regs, json_t *f, bool *has_cfi,
-		      bool *signal)
+		      bool *signal, uint64_t *cfa, char *error, size_t error_size)
 {
 	*has_cfi = *signal = false;
+	*cfa = 0;
+	error[0] = 0;
 	for (int pass = 0; mod && pass < 2 && !*has_cfi; pass++) {
 		Dwarf_Addr bias;
 		Dwarf_CFI *cfi = pass ? dwfl_module_dwarf_cfi(mod, &bias) : dwfl_module_eh_cfi(mod, &bias);
 		Dwarf_Frame *fr;
-		if (!cfi || dwarf_cfi_addrframe(cfi, at - bias, &fr) != 0)
+		if (!cfi)
 			continue;
+		if (dwarf_cfi_addrframe(cfi, at - bias, &fr) != 0) {
+			const char *msg = dwarf_errmsg(-1);
+			if (msg && !error[0] && strcmp(msg, "no matching address range"))
+				snprintf(error, error_size, "%s", msg);
+			continue;
+		}
 		*has_cfi = true;
+		error[0] = 0;
 		Dwarf_Op *ops;
 		size_t nops;
 		uint64_t base;
@@ -222,11 +236,31 @@ static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs 
 			int reg = ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 ? ops[0].atom - DW_OP_breg0
 			        : ops[0].atom == DW_OP_bregx ? (int)ops[0].number : -1;
 			int64_t off = ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2 : (int64_t)ops[0].number;
-			if (reg >= 0 && cq_stack_reg(regs, reg, &base))
-				json_object_set_new(f, "cfa", cq_stack_hex(base + (uint64_t)off));
+			if (reg >= 0 && cq_stack_reg(regs, reg, &base)) {
+				*cfa = base + (uint64_t)off;
+				json_object_set_new(f, "cfa", cq_stack_hex(*cfa));
+			}
 		}
 		free(fr);
 	}
+}
+
+static void last_frame_name(const struct walk *w, char *buf, size_t size);
+
+/* A register number beyond CQ_STACK_MAX_CFI_REG in the CFI of the module holding @p at,
+ * or 0 (checked once per module and walk set). */
+static uint64_t cfi_bad_register(struct unwinder *u, uint64_t at)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, at);
+	if (!mod)
+		return 0;
+	for (unsigned i = 0; i < u->ncfi_checked; i++)
+		if (u->cfi_checked[i].mod == mod)
+			return u->cfi_checked[i].bad;
+	uint64_t bad = cq_stack_cfi_bad_register(mod);
+	if (u->ncfi_checked < sizeof(u->cfi_checked) / sizeof(u->cfi_checked[0]))
+		u->cfi_checked[u->ncfi_checked++] = (typeof(u->cfi_checked[0])){mod, bad};
+	return bad;
 }
 
 static int on_frame(Dwfl_Frame *state, void *arg)
@@ -234,8 +268,22 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	struct walk *w = arg;
 	const struct cq_target *t = w->u->core->target;
 	Dwarf_Addr pc;
-	bool activation;
-	if (!dwfl_frame_pc(state, &pc, &activation)) {
+	bool activation = false;
+	/* a read that fails from here on is one of unwinding this frame (see walk_thread):
+	 * libdwfl unwinds it inside dwfl_frame_pc's signal-frame question below, or after this
+	 * callback for a walk's first frame */
+	w->u->faulted = false;
+	/* the pc first without asking whether the caller is a signal frame: that question
+	 * unwinds this frame through its module's CFI, which must be checked before libdw runs
+	 * it (a crafted register number costs gigabytes per lookup; cficheck.c) */
+	if (!dwfl_frame_pc(state, &pc, NULL)) {
+		snprintf(w->stop, sizeof(w->stop), "no pc for frame %u: %s", w->nphys, dwfl_errmsg(-1));
+		return DWARF_CB_ABORT;
+	}
+	uint64_t badreg = cfi_bad_register(w->u, pc);
+	if (!badreg && pc)
+		badreg = cfi_bad_register(w->u, pc - 1);
+	if (!badreg && !dwfl_frame_pc(state, &pc, &activation)) {
 		snprintf(w->stop, sizeof(w->stop), "no pc for frame %u: %s", w->nphys, dwfl_errmsg(-1));
 		return DWARF_CB_ABORT;
 	}
@@ -265,7 +313,6 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	bool have_sp = cq_stack_reg(&regs, t->dwarf_sp, &sp);
 	if (have_sp && w->have_last_sp && how != CQ_FOUND_SIGNAL) {
 		unsigned prev = (unsigned)json_integer_value(json_object_get(w->last_obj, "index"));
-		w->bad_step = true; /* the previous frame's CFI step went wrong, if we stop here */
 		if (sp < w->last_sp) {
 			snprintf(w->stop, sizeof(w->stop), "corrupt stack? frame %u's stack pointer 0x%" PRIx64
 				 " is below its callee's (0x%" PRIx64 ")", w->index, sp, w->last_sp);
@@ -280,14 +327,37 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 			snprintf(w->stop, sizeof(w->stop), "the stack pointer did not move for 64 frames");
 			return DWARF_CB_ABORT;
 		}
-		w->bad_step = false;
 		if (sp != w->last_sp)
 			w->same_sp = 0;
 	}
 	json_t *f = cq_stack_describe(&w->ctx, w->frames, &w->index, pc, at, how);
-	frame_cfi(dwfl_addrmodule(w->u->dwfl, at), at, &regs, f, &w->last_cfi, &w->last_signal);
+	if (badreg) {
+		w->nphys++;
+		char name[160];
+		w->last_obj = f;
+		last_frame_name(w, name, sizeof(name));
+		if (badreg == CQ_STACK_CFI_DEEP)
+			snprintf(w->stop, sizeof(w->stop), "the CFI of %s remembers more than %u states at once "
+				 "(crafted?): not used", name, CQ_STACK_MAX_CFI_STATES);
+		else
+			snprintf(w->stop, sizeof(w->stop), "the CFI of %s names DWARF register %" PRIu64
+				 " (crafted? no target has more than %u): not used", name, badreg, CQ_STACK_MAX_CFI_REG);
+		return DWARF_CB_ABORT;
+	}
+	uint64_t cfa;
+	frame_cfi(dwfl_addrmodule(w->u->dwfl, at), at, &regs, f, &w->last_cfi, &w->last_signal, &cfa,
+		  w->last_cfi_error, sizeof(w->last_cfi_error));
 	if (w->last_signal)
 		json_object_set_new(f, "signal_frame", json_true());
+	/* a CFA below the frame's own stack pointer (crafted CFI): its caller would be found
+	 * inwards, in memory the frame does not own; libdwfl would read a return address
+	 * there (often 0: a silent "end of stack") */
+	if (cfa && have_sp && cfa < sp && !w->last_signal) {
+		w->nphys++;
+		snprintf(w->stop, sizeof(w->stop), "corrupt stack? the CFI of frame %u puts its CFA 0x%" PRIx64
+			 " below its stack pointer 0x%" PRIx64, w->nphys - 1, cfa, sp);
+		return DWARF_CB_ABORT;
+	}
 	w->last = regs;
 	w->last_pc = pc;
 	w->last_at = at;
@@ -343,17 +413,18 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 		struct cq_stack_stop why;
 		char name[160];
 		last_frame_name(&w, name, sizeof(name));
-		uint64_t nsp;
-		if (w.stop[0] && w.bad_step && cq_stack_fallback(&w.ctx, &w.last, w.last_at, w.nphys == 1, &st, &why) &&
-		    st.ra_pc && cq_stack_reg(&st.regs, u->core->target->dwarf_sp, &nsp) && nsp > w.last_sp) {
-			/* the CFI led back onto itself (hand-written assembly: libomp's
-			 * __kmp_invoke_microtask on aarch64); the ABI's own chain goes on */
-			w.stop[0] = 0;
-			w.bad_step = false;
-			goto restart;
-		}
 		if (w.stop[0])
 			break;
+		/* libdwfl ends a walk cleanly when it cannot read the return address (its
+		 * register rule fails, so the caller's pc is "undefined", as in an outermost
+		 * frame): a read that failed while unwinding the last frame says it was memory
+		 * the core does not have (a stack pointer outside the core, a CFA offset of
+		 * gigabytes), not the end of the stack */
+		if (rc == 0 && w.seg_frames && u->faulted) {
+			snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+				 u->fault_addr, name);
+			break;
+		}
 		if (rc == 0) {
 			snprintf(w.stop, sizeof(w.stop), "end of stack");
 			break;
@@ -378,11 +449,13 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 			else if (u->faulted)
 				snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
 					 u->fault_addr, name);
+			else if (w.last_cfi_error[0])
+				snprintf(w.stop, sizeof(w.stop), "the CFI of %.120s is unreadable (%.60s); without it: %.150s", name,
+					 w.last_cfi_error, why.why);
 			else
 				snprintf(w.stop, sizeof(w.stop), "no unwind information for %s: %s", name, why.why);
 			break;
 		}
-	restart:
 		json_object_set_new(w.last_obj, "cfa", cq_stack_hex(st.cfa));
 		if (!st.ra_pc) {
 			snprintf(w.stop, sizeof(w.stop), "end of stack (%s returns to 0)", name);

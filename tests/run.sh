@@ -85,6 +85,7 @@ part "backtraces against gdb and eu-stack (12 fixture cores, 2 signal cores)" py
 part "backtraces through signal frames (fixtures/signal)" python3 tests/fixture/bt_signal.py
 part "backtraces from bundles (12 fixture cores)" python3 tests/fixture/bt_bundle.py
 part "backtraces through libomp (OpenMP fixture bundles)" python3 tests/fixture/bt_omp.py
+part "hostile stacks" python3 tests/fixture/hostile_bt.py
 untouched() {
 	if fixture_sums | cmp -s - "$sums"; then
 		echo "ok - every fixture file unchanged after the suite"; echo "1 passed, 0 failed"

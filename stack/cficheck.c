@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/* Register numbers in a module's CFI, checked before libdw runs it (internal.h).
+ *
+ * libdw 0.188 grows a frame's register table to the largest register number a CFA
+ * instruction names and zeroes it (cfi.c, enough_registers), up to 134 million registers:
+ * one crafted DW_CFA_undefined in an FDE costs up to 2 GB and a second for every lookup of
+ * an address it covers, and a walk looks up each frame up to three times (fuzz_stack found
+ * it: 256 frames in one such function took minutes). No target has more than a few
+ * hundred DWARF registers (powerpc's go to 1200 with the vector registers), so CFI that
+ * names a register beyond CQ_STACK_MAX_CFI_REG is crafted; the walk stops before libdw
+ * runs it. Likewise for DW_CFA_remember_state: libdw pushes a copy of the frame state for
+ * each, and real CFI nests two or three; a crafted run of thousands costs gigabytes.
+ *
+ * What is scanned is every CIE and FDE libdw could use: the ones a linear walk of
+ * .eh_frame and .debug_frame reaches (libdw's search without .eh_frame_hdr) and the ones
+ * each .eh_frame_hdr table entry points at (its binary search), in the module's file and
+ * in its separate debug file. */
+#include <dwarf.h>
+#include <gelf.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* A pointer of DW_EH_PE encoding @p enc at *@p p: skipped; false when it runs past @p end
+ * or the encoding is unknown. @p value gets it when its size is fixed (4 or 8 bytes, the
+ * .eh_frame_hdr fields). */
+static bool skip_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, unsigned addr_size, bool le,
+			 uint64_t *value)
+{
+	size_t n;
+	if (enc == DW_EH_PE_omit)
+		return true;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr: n = addr_size; break;
+	case DW_EH_PE_udata2: case DW_EH_PE_sdata2: n = 2; break;
+	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: n = 4; break;
+	case DW_EH_PE_udata8: case DW_EH_PE_sdata8: n = 8; break;
+	case DW_EH_PE_uleb128: case DW_EH_PE_sleb128:
+		while (*p < end && (*(*p)++ & 0x80))
+			;
+		return *p <= end;
+	default:
+		return false;
+	}
+	if ((size_t)(end - *p) < n)
+		return false;
+	if (value) {
+		uint64_t v = 0;
+		for (size_t i = 0; i < n; i++)
+			v |= (uint64_t)(*p)[le ? i : n - 1 - i] << (8 * i);
+		if (n == 4 && (enc & 0x0f) == DW_EH_PE_sdata4)
+			v = (uint64_t)(int64_t)(int32_t)v;
+		*value = v;
+	}
+	*p += n;
+	return true;
+}
+
+static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (unsigned shift = 0; *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+		if (shift < 64)
+			r |= (uint64_t)(b & 0x7f) << shift;
+		else if (b & 0x7f)
+			r = UINT64_MAX - 1; /* too large for any register (UINT64_MAX: CQ_STACK_CFI_DEEP) */
+		if (!(b & 0x80)) {
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The largest register number the instructions [p, end) name, or 0 (up to the first
+ * instruction that does not decode: libdw stops there too); CQ_STACK_CFI_DEEP when they
+ * remember more than CQ_STACK_MAX_CFI_STATES states at once (libdw copies the whole frame
+ * state for each). */
+static uint64_t max_register(const uint8_t *p, const uint8_t *end, unsigned loc_size)
+{
+	uint64_t max = 0, reg, reg2, n;
+	unsigned depth = 0;
+	while (p < end) {
+		uint8_t op = *p++;
+		if (op == DW_CFA_remember_state && ++depth > CQ_STACK_MAX_CFI_STATES)
+			return CQ_STACK_CFI_DEEP;
+		if (op == DW_CFA_restore_state && depth)
+			depth--;
+		reg = reg2 = 0;
+		if ((op & 0xc0) == DW_CFA_advance_loc || (op & 0xc0) == DW_CFA_restore)
+			continue; /* registers below 64 */
+		if ((op & 0xc0) == DW_CFA_offset) {
+			if (!uleb(&p, end, &n))
+				break;
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state:
+		case DW_CFA_GNU_window_save:
+			break;
+		case DW_CFA_set_loc: if ((size_t)(end - p) < loc_size) return max; p += loc_size; break;
+		case DW_CFA_advance_loc1: p += 1; break;
+		case DW_CFA_advance_loc2: p += 2; break;
+		case DW_CFA_advance_loc4: p += 4; break;
+		case DW_CFA_offset_extended: case DW_CFA_def_cfa: case DW_CFA_val_offset:
+		case DW_CFA_GNU_negative_offset_extended: case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa_sf: case DW_CFA_val_offset_sf:
+			if (!uleb(&p, end, &reg) || !uleb(&p, end, &n))
+				return max > reg ? max : reg;
+			break;
+		case DW_CFA_restore_extended: case DW_CFA_undefined: case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			if (!uleb(&p, end, &reg))
+				return max;
+			break;
+		case DW_CFA_register:
+			if (!uleb(&p, end, &reg) || !uleb(&p, end, &reg2))
+				return max > reg ? max : reg;
+			break;
+		case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf: case DW_CFA_GNU_args_size:
+			if (!uleb(&p, end, &n))
+				return max;
+			break;
+		case DW_CFA_def_cfa_expression:
+			if (!uleb(&p, end, &n) || n > (uint64_t)(end - p))
+				return max;
+			p += n;
+			break;
+		case DW_CFA_expression: case DW_CFA_val_expression:
+			if (!uleb(&p, end, &reg) || !uleb(&p, end, &n) || n > (uint64_t)(end - p))
+				return max > reg ? max : reg;
+			p += n;
+			break;
+		default:
+			return max;
+		}
+		if (reg > max)
+			max = reg;
+		if (reg2 > max)
+			max = reg2;
+	}
+	return max;
+}
+
+struct section {
+	Elf_Data *data;
+	uint64_t addr;
+	const unsigned char *ident;
+	bool eh, le;
+	unsigned addr_size;
+};
+
+/* The largest register of the entry at @p off (a CIE, or an FDE with its CIE). */
+static uint64_t entry_max(const struct section *s, Dwarf_Off off)
+{
+	Dwarf_Off next;
+	Dwarf_CFI_Entry e, c;
+	if (off >= s->data->d_size || dwarf_next_cfi(s->ident, s->data, s->eh, off, &next, &e) != 0)
+		return 0;
+	if (dwarf_cfi_cie_p(&e))
+		return max_register(e.cie.initial_instructions, e.cie.initial_instructions_end, s->addr_size);
+	if (dwarf_next_cfi(s->ident, s->data, s->eh, e.fde.CIE_pointer, &next, &c) != 0 || !dwarf_cfi_cie_p(&c))
+		return 0;
+	uint64_t max = max_register(c.cie.initial_instructions, c.cie.initial_instructions_end, s->addr_size);
+	/* the FDE's initial location and range are in the CIE's 'R' encoding (.eh_frame) */
+	uint8_t enc = DW_EH_PE_absptr;
+	const char *aug = c.cie.augmentation;
+	const uint8_t *ad = c.cie.augmentation_data, *ad_end = ad ? ad + c.cie.augmentation_data_size : NULL;
+	for (size_t i = 1; s->eh && aug && aug[0] == 'z' && ad && aug[i]; i++) {
+		if (aug[i] == 'R' && ad < ad_end)
+			enc = *ad++;
+		else if (aug[i] == 'L' && ad < ad_end)
+			ad++;
+		else if (aug[i] == 'P' && ad < ad_end) {
+			uint8_t penc = *ad++;
+			if (!skip_encoded(&ad, ad_end, penc, s->addr_size, s->le, NULL))
+				break;
+		} else if (aug[i] != 'S' && aug[i] != 'B')
+			break;
+	}
+	const uint8_t *p = e.fde.start, *end = e.fde.end;
+	unsigned loc_size = s->addr_size;
+	if (s->eh) {
+		uint8_t size_enc = enc & 0x0f;
+		loc_size = size_enc == DW_EH_PE_udata2 || size_enc == DW_EH_PE_sdata2 ? 2
+			   : size_enc == DW_EH_PE_udata4 || size_enc == DW_EH_PE_sdata4 ? 4
+			   : size_enc == DW_EH_PE_udata8 || size_enc == DW_EH_PE_sdata8 ? 8 : s->addr_size;
+	}
+	uint64_t n;
+	if (!skip_encoded(&p, end, s->eh ? enc : DW_EH_PE_absptr, s->addr_size, s->le, NULL) ||
+	    !skip_encoded(&p, end, s->eh ? enc & 0x0f : DW_EH_PE_absptr, s->addr_size, s->le, NULL))
+		return max;
+	if (aug && aug[0] == 'z') {
+		if (!uleb(&p, end, &n) || n > (uint64_t)(end - p))
+			return max;
+		p += n;
+	} else {
+		if (c.cie.fde_augmentation_data_size > (size_t)(end - p))
+			return max;
+		p += c.cie.fde_augmentation_data_size;
+	}
+	uint64_t m = max_register(p, end, loc_size);
+	return m > max ? m : max;
+}
+
+/* The largest register of every entry a linear walk of @p s reaches (bounded by the
+ * section: each entry is at least 4 bytes). */
+static uint64_t section_max(const struct section *s)
+{
+	uint64_t max = 0;
+	for (Dwarf_Off off = 0, next; off < s->data->d_size; off = next) {
+		Dwarf_CFI_Entry e;
+		if (dwarf_next_cfi(s->ident, s->data, s->eh, off, &next, &e) != 0 || next <= off)
+			break;
+		uint64_t m = entry_max(s, off);
+		if (m > max)
+			max = m;
+		if (max > CQ_STACK_MAX_CFI_REG)
+			break;
+	}
+	return max;
+}
+
+/* Every entry the .eh_frame_hdr search table @p hdr points at in @p eh. */
+static uint64_t table_max(const struct section *eh, Elf_Data *hdr, uint64_t hdr_addr)
+{
+	const uint8_t *p = hdr->d_buf, *end = p + hdr->d_size;
+	if (hdr->d_size < 4 || p[0] != 1)
+		return 0;
+	uint8_t ptr_enc = p[1], cnt_enc = p[2], tab_enc = p[3];
+	uint64_t count = 0, max = 0;
+	p += 4;
+	/* libdw uses the table only in this encoding */
+	if (tab_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || cnt_enc == DW_EH_PE_omit ||
+	    !skip_encoded(&p, end, ptr_enc, eh->addr_size, eh->le, NULL) ||
+	    !skip_encoded(&p, end, cnt_enc, eh->addr_size, eh->le, &count))
+		return 0;
+	for (uint64_t i = 0; i < count && end - p >= 8 && max <= CQ_STACK_MAX_CFI_REG; i++) {
+		uint64_t loc, fde;
+		if (!skip_encoded(&p, end, tab_enc, eh->addr_size, eh->le, &loc) ||
+		    !skip_encoded(&p, end, tab_enc, eh->addr_size, eh->le, &fde))
+			break;
+		uint64_t m = entry_max(eh, hdr_addr + fde - eh->addr);
+		if (m > max)
+			max = m;
+	}
+	return max;
+}
+
+static uint64_t elf_max(Elf *elf)
+{
+	GElf_Ehdr eh;
+	size_t shstrndx;
+	if (!elf || !gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	struct section frame = {0}, debug = {0};
+	Elf_Data *hdr = NULL;
+	uint64_t hdr_addr = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		bool is_eh = !strcmp(name, ".eh_frame"), is_debug = !strcmp(name, ".debug_frame");
+		bool is_hdr = !strcmp(name, ".eh_frame_hdr");
+		if (!is_eh && !is_debug && !is_hdr)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		struct section s = {d, sh.sh_addr, ident, is_eh, eh.e_ident[EI_DATA] == ELFDATA2LSB,
+				    eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4};
+		if (is_hdr) {
+			hdr = d;
+			hdr_addr = sh.sh_addr;
+		} else if (is_eh) {
+			frame = s;
+		} else if (!(sh.sh_flags & SHF_COMPRESSED)) { /* libdw decompresses its own copy */
+			debug = s;
+		}
+	}
+	uint64_t max = 0, m;
+	if (frame.data && (m = section_max(&frame)) > max)
+		max = m;
+	if (frame.data && hdr && (m = table_max(&frame, hdr, hdr_addr)) > max)
+		max = m;
+	if (debug.data && (m = section_max(&debug)) > max)
+		max = m;
+	return max;
+}
+
+uint64_t cq_stack_cfi_bad_register(Dwfl_Module *mod)
+{
+	Dwarf_Addr bias;
+	uint64_t max = elf_max(dwfl_module_getelf(mod, &bias));
+	Dwarf *dw = max <= CQ_STACK_MAX_CFI_REG ? dwfl_module_getdwarf(mod, &bias) : NULL;
+	Elf *debug = dw ? dwarf_getelf(dw) : NULL;
+	if (debug && debug != dwfl_module_getelf(mod, &bias)) {
+		uint64_t m = elf_max(debug);
+		if (m > max)
+			max = m;
+	}
+	return max > CQ_STACK_MAX_CFI_REG ? max : 0;
+}
