@@ -291,16 +291,18 @@ static uint64_t elf_max(Elf *elf)
 	return max;
 }
 
-uint64_t cq_stack_cfi_bad_register(Dwfl_Module *mod)
+uint64_t cq_stack_cfi_bad_register(Dwfl_Module *mod, bool debug_file)
 {
 	Dwarf_Addr bias;
-	uint64_t max = elf_max(dwfl_module_getelf(mod, &bias));
-	Dwarf *dw = max <= CQ_STACK_MAX_CFI_REG ? dwfl_module_getdwarf(mod, &bias) : NULL;
-	Elf *debug = dw ? dwarf_getelf(dw) : NULL;
-	if (debug && debug != dwfl_module_getelf(mod, &bias)) {
-		uint64_t m = elf_max(debug);
-		if (m > max)
-			max = m;
+	Elf *own = dwfl_module_getelf(mod, &bias);
+	uint64_t max = 0;
+	if (!debug_file) {
+		max = elf_max(own);
+	} else {
+		Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+		Elf *debug = dw ? dwarf_getelf(dw) : NULL;
+		if (debug && debug != own)
+			max = elf_max(debug);
 	}
 	return max > CQ_STACK_MAX_CFI_REG ? max : 0;
 }

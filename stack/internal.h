@@ -132,10 +132,11 @@ json_t *cq_stack_hex(uint64_t v);
 #define CQ_STACK_MAX_CFI_STATES 32
 #define CQ_STACK_CFI_DEEP UINT64_MAX
 
-/* The register number beyond CQ_STACK_MAX_CFI_REG that an entry of @p mod's CFI
- * (.eh_frame, .eh_frame_hdr, .debug_frame, its debug file's too) names, or 0: libdw would
- * allocate and zero a frame state that large on every lookup (cficheck.c). CQ_STACK_CFI_DEEP
- * when it nests remembered states too deep. */
-uint64_t cq_stack_cfi_bad_register(Dwfl_Module *mod);
+/* The register number beyond CQ_STACK_MAX_CFI_REG that an entry of @p mod's CFI names, or
+ * 0: libdw would allocate and zero a frame state that large on every lookup (cficheck.c).
+ * CQ_STACK_CFI_DEEP when it nests remembered states too deep. Without @p debug_file the
+ * module's own file (.eh_frame, .eh_frame_hdr, .debug_frame), with it the separate debug
+ * file's .debug_frame (loading it: libdwfl reads it only for a pc .eh_frame lacks). */
+uint64_t cq_stack_cfi_bad_register(Dwfl_Module *mod, bool debug_file);
 
 #endif

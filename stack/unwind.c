@@ -47,8 +47,9 @@ struct unwinder {
 	bool carry[CQ_STACK_NREGS]; /* the DWARF registers a frame's description keeps */
 	bool static_exe;            /* one image besides the vDSO */
 	json_t *described;          /* the frame descriptions' cache (describe.c) */
-	/* modules whose CFI was checked (cq_stack_cfi_bad_register), and the answer */
-	struct { Dwfl_Module *mod; uint64_t bad; } cfi_checked[32];
+	/* modules whose CFI was checked (cq_stack_cfi_bad_register), and the answers: their
+	 * own file's, and (when a pc needed it) their debug file's */
+	struct { Dwfl_Module *mod; uint64_t bad; bool debug_checked; } cfi_checked[32];
 	unsigned ncfi_checked;
 };
 
@@ -247,20 +248,36 @@ static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs 
 
 static void last_frame_name(const struct walk *w, char *buf, size_t size);
 
-/* A register number beyond CQ_STACK_MAX_CFI_REG in the CFI of the module holding @p at,
- * or 0 (checked once per module and walk set). */
+/* A register number beyond CQ_STACK_MAX_CFI_REG in the CFI libdwfl would run for @p at,
+ * or 0. The module's own file is checked once; its separate debug file (for .debug_frame)
+ * only when .eh_frame has no entry for @p at, as libdwfl looks: loading a distribution's
+ * debug file means inflating megabytes of DWARF. */
 static uint64_t cfi_bad_register(struct unwinder *u, uint64_t at)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, at);
 	if (!mod)
 		return 0;
-	for (unsigned i = 0; i < u->ncfi_checked; i++)
-		if (u->cfi_checked[i].mod == mod)
-			return u->cfi_checked[i].bad;
-	uint64_t bad = cq_stack_cfi_bad_register(mod);
-	if (u->ncfi_checked < sizeof(u->cfi_checked) / sizeof(u->cfi_checked[0]))
-		u->cfi_checked[u->ncfi_checked++] = (typeof(u->cfi_checked[0])){mod, bad};
-	return bad;
+	unsigned i = 0;
+	while (i < u->ncfi_checked && u->cfi_checked[i].mod != mod)
+		i++;
+	typeof(u->cfi_checked[0]) fresh = {mod, 0, false}, *c = i < u->ncfi_checked ? &u->cfi_checked[i] : &fresh;
+	if (c == &fresh) {
+		fresh.bad = cq_stack_cfi_bad_register(mod, false);
+		if (u->ncfi_checked < sizeof(u->cfi_checked) / sizeof(u->cfi_checked[0]))
+			c = &u->cfi_checked[u->ncfi_checked++], *c = fresh;
+	}
+	if (c->bad || c->debug_checked)
+		return c->bad;
+	Dwarf_Addr bias;
+	Dwarf_CFI *eh = dwfl_module_eh_cfi(mod, &bias);
+	Dwarf_Frame *fr;
+	if (eh && dwarf_cfi_addrframe(eh, at - bias, &fr) == 0) {
+		free(fr);
+		return 0; /* .eh_frame has it: the debug file is not read */
+	}
+	c->debug_checked = true;
+	c->bad = cq_stack_cfi_bad_register(mod, true);
+	return c->bad;
 }
 
 static int on_frame(Dwfl_Frame *state, void *arg)
