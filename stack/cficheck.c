@@ -149,7 +149,16 @@ struct section {
 	const unsigned char *ident;
 	bool eh, le;
 	unsigned addr_size;
+	bool ppc; /* EM_PPC / EM_PPC64: libdwfl maps only some return-address columns */
 };
+
+/* CQ_STACK_CFI_BAD_RA for a CIE whose return-address column libdwfl's backend refuses
+ * (ppc_dwarf_to_regno: 0-112 and 1200-1231), else 0. */
+static uint64_t cie_ra(const struct section *s, const Dwarf_CFI_Entry *cie)
+{
+	unsigned ra = cie->cie.return_address_register;
+	return s->ppc && !(ra <= 112 || (ra >= 1200 && ra <= 1231)) ? CQ_STACK_CFI_BAD_RA : 0;
+}
 
 /* The largest register of the entry at @p off (a CIE, or an FDE with its CIE). */
 static uint64_t entry_max(const struct section *s, Dwarf_Off off)
@@ -159,9 +168,12 @@ static uint64_t entry_max(const struct section *s, Dwarf_Off off)
 	if (off >= s->data->d_size || dwarf_next_cfi(s->ident, s->data, s->eh, off, &next, &e) != 0)
 		return 0;
 	if (dwarf_cfi_cie_p(&e))
-		return max_register(e.cie.initial_instructions, e.cie.initial_instructions_end, s->addr_size);
+		return cie_ra(s, &e) ?: max_register(e.cie.initial_instructions, e.cie.initial_instructions_end,
+						     s->addr_size);
 	if (dwarf_next_cfi(s->ident, s->data, s->eh, e.fde.CIE_pointer, &next, &c) != 0 || !dwarf_cfi_cie_p(&c))
 		return 0;
+	if (cie_ra(s, &c))
+		return CQ_STACK_CFI_BAD_RA;
 	uint64_t max = max_register(c.cie.initial_instructions, c.cie.initial_instructions_end, s->addr_size);
 	/* the FDE's initial location and range are in the CIE's 'R' encoding (.eh_frame) */
 	uint8_t enc = DW_EH_PE_absptr;
@@ -271,7 +283,8 @@ static uint64_t elf_max(Elf *elf)
 		if (!d || !d->d_buf)
 			continue;
 		struct section s = {d, sh.sh_addr, ident, is_eh, eh.e_ident[EI_DATA] == ELFDATA2LSB,
-				    eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4};
+				    eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4,
+				    eh.e_machine == EM_PPC || eh.e_machine == EM_PPC64};
 		if (is_hdr) {
 			hdr = d;
 			hdr_addr = sh.sh_addr;

@@ -131,6 +131,10 @@ json_t *cq_stack_hex(uint64_t v);
  * CQ_STACK_CFI_DEEP for CFI that does. */
 #define CQ_STACK_MAX_CFI_STATES 32
 #define CQ_STACK_CFI_DEEP UINT64_MAX
+/* A CIE whose return-address column libdwfl's backend does not map (powerpc: beyond 112
+ * but 1200-1231): libdwfl 0.188's handle_cfi then returns without freeing the frame it
+ * looked up, a leak per lookup (fuzz_stack found it). */
+#define CQ_STACK_CFI_BAD_RA (UINT64_MAX - 1)
 
 /* The register number beyond CQ_STACK_MAX_CFI_REG that an entry of @p mod's CFI names, or
  * 0: libdw would allocate and zero a frame state that large on every lookup (cficheck.c).

@@ -353,7 +353,10 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		char name[160];
 		w->last_obj = f;
 		last_frame_name(w, name, sizeof(name));
-		if (badreg == CQ_STACK_CFI_DEEP)
+		if (badreg == CQ_STACK_CFI_BAD_RA)
+			snprintf(w->stop, sizeof(w->stop), "the CFI of %s has a return-address column libdwfl cannot "
+				 "map (crafted?): not used", name);
+		else if (badreg == CQ_STACK_CFI_DEEP)
 			snprintf(w->stop, sizeof(w->stop), "the CFI of %s remembers more than %u states at once "
 				 "(crafted?): not used", name, CQ_STACK_MAX_CFI_STATES);
 		else
