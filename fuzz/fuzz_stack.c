@@ -75,13 +75,14 @@ static struct sbase bases[] = {
 #define NBASES (sizeof(bases) / sizeof(bases[0]))
 
 static char top[64];
+static pid_t owner; /* a forked child (corelib's isolation) must not remove the parent's files */
 static struct { struct sfile *file; struct fz_memfd *mfd; const uint8_t *orig; uint64_t off; uint32_t n; } undo[MAX_UNDO];
 static unsigned nundo;
 
 static void rm_tree(void)
 {
 	char cmd[128];
-	if (top[0] && strncmp(top, "/tmp/coreq-fuzz-stack-", 22) == 0) {
+	if (top[0] && getpid() == owner && strncmp(top, "/tmp/coreq-fuzz-stack-", 22) == 0) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 		if (system(cmd) != 0)
 			fprintf(stderr, "fuzz: could not remove %s\n", top);
@@ -271,7 +272,8 @@ static void load_base(struct sbase *b, unsigned index)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	snprintf(top, sizeof(top), "/tmp/coreq-fuzz-stack-%d", (int)getpid());
+	owner = getpid();
+	snprintf(top, sizeof(top), "/tmp/coreq-fuzz-stack-%d", (int)owner);
 	if (mkdir(top, 0700) && errno != EEXIST)
 		fz_die("cannot make %s", top);
 	atexit(rm_tree);
