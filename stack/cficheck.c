@@ -17,6 +17,7 @@
  * in its separate debug file. */
 #include <dwarf.h>
 #include <gelf.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -150,6 +151,12 @@ struct section {
 	bool eh, le;
 	unsigned addr_size;
 	bool ppc; /* EM_PPC / EM_PPC64: libdwfl maps only some return-address columns */
+	/* the linear walk's entries (bit per 4-byte offset), so that the .eh_frame_hdr table
+	 * does not check them again; and the last CIE read (FDEs share one or two) */
+	uint8_t *seen;
+	Dwarf_Off cie_off;
+	Dwarf_CFI_Entry cie;
+	bool have_cie;
 };
 
 /* CQ_STACK_CFI_BAD_RA for a CIE whose return-address column libdwfl's backend refuses
@@ -161,7 +168,7 @@ static uint64_t cie_ra(const struct section *s, const Dwarf_CFI_Entry *cie)
 }
 
 /* The largest register of the entry at @p off (a CIE, or an FDE with its CIE). */
-static uint64_t entry_max(const struct section *s, Dwarf_Off off)
+static uint64_t entry_max(struct section *s, Dwarf_Off off)
 {
 	Dwarf_Off next;
 	Dwarf_CFI_Entry e, c;
@@ -170,8 +177,15 @@ static uint64_t entry_max(const struct section *s, Dwarf_Off off)
 	if (dwarf_cfi_cie_p(&e))
 		return cie_ra(s, &e) ?: max_register(e.cie.initial_instructions, e.cie.initial_instructions_end,
 						     s->addr_size);
-	if (dwarf_next_cfi(s->ident, s->data, s->eh, e.fde.CIE_pointer, &next, &c) != 0 || !dwarf_cfi_cie_p(&c))
-		return 0;
+	if (s->have_cie && s->cie_off == e.fde.CIE_pointer) {
+		c = s->cie;
+	} else {
+		if (dwarf_next_cfi(s->ident, s->data, s->eh, e.fde.CIE_pointer, &next, &c) != 0 || !dwarf_cfi_cie_p(&c))
+			return 0;
+		s->cie = c;
+		s->cie_off = e.fde.CIE_pointer;
+		s->have_cie = true;
+	}
 	if (cie_ra(s, &c))
 		return CQ_STACK_CFI_BAD_RA;
 	uint64_t max = max_register(c.cie.initial_instructions, c.cie.initial_instructions_end, s->addr_size);
@@ -218,13 +232,15 @@ static uint64_t entry_max(const struct section *s, Dwarf_Off off)
 
 /* The largest register of every entry a linear walk of @p s reaches (bounded by the
  * section: each entry is at least 4 bytes). */
-static uint64_t section_max(const struct section *s)
+static uint64_t section_max(struct section *s)
 {
 	uint64_t max = 0;
 	for (Dwarf_Off off = 0, next; off < s->data->d_size; off = next) {
 		Dwarf_CFI_Entry e;
 		if (dwarf_next_cfi(s->ident, s->data, s->eh, off, &next, &e) != 0 || next <= off)
 			break;
+		if (s->seen && off % 4 == 0)
+			s->seen[off / 32] |= (uint8_t)(1u << (off / 4 % 8));
 		uint64_t m = entry_max(s, off);
 		if (m > max)
 			max = m;
@@ -235,7 +251,7 @@ static uint64_t section_max(const struct section *s)
 }
 
 /* Every entry the .eh_frame_hdr search table @p hdr points at in @p eh. */
-static uint64_t table_max(const struct section *eh, Elf_Data *hdr, uint64_t hdr_addr)
+static uint64_t table_max(struct section *eh, Elf_Data *hdr, uint64_t hdr_addr)
 {
 	const uint8_t *p = hdr->d_buf, *end = p + hdr->d_size;
 	if (hdr->d_size < 4 || p[0] != 1)
@@ -253,7 +269,10 @@ static uint64_t table_max(const struct section *eh, Elf_Data *hdr, uint64_t hdr_
 		if (!skip_encoded(&p, end, tab_enc, eh->addr_size, eh->le, &loc) ||
 		    !skip_encoded(&p, end, tab_enc, eh->addr_size, eh->le, &fde))
 			break;
-		uint64_t m = entry_max(eh, hdr_addr + fde - eh->addr);
+		uint64_t off = hdr_addr + fde - eh->addr;
+		if (eh->seen && off < eh->data->d_size && off % 4 == 0 && eh->seen[off / 32] & (1u << (off / 4 % 8)))
+			continue; /* checked by the linear walk */
+		uint64_t m = entry_max(eh, off);
 		if (m > max)
 			max = m;
 	}
@@ -282,9 +301,10 @@ static uint64_t elf_max(Elf *elf)
 		Elf_Data *d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf)
 			continue;
-		struct section s = {d, sh.sh_addr, ident, is_eh, eh.e_ident[EI_DATA] == ELFDATA2LSB,
-				    eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4,
-				    eh.e_machine == EM_PPC || eh.e_machine == EM_PPC64};
+		struct section s = {.data = d, .addr = sh.sh_addr, .ident = ident, .eh = is_eh,
+				    .le = eh.e_ident[EI_DATA] == ELFDATA2LSB,
+				    .addr_size = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4,
+				    .ppc = eh.e_machine == EM_PPC || eh.e_machine == EM_PPC64};
 		if (is_hdr) {
 			hdr = d;
 			hdr_addr = sh.sh_addr;
@@ -295,10 +315,13 @@ static uint64_t elf_max(Elf *elf)
 		}
 	}
 	uint64_t max = 0, m;
+	if (frame.data && hdr)
+		frame.seen = calloc(frame.data->d_size / 32 + 1, 1); /* without it: every entry twice */
 	if (frame.data && (m = section_max(&frame)) > max)
 		max = m;
 	if (frame.data && hdr && (m = table_max(&frame, hdr, hdr_addr)) > max)
 		max = m;
+	free(frame.seen);
 	if (debug.data && (m = section_max(&debug)) > max)
 		max = m;
 	return max;
