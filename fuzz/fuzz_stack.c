@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_stack: backtraces (cq_stack_report, stack/) over fuzzed stack memory, registers and
+/* fuzz_stack: backtraces (cq_stack_walk, stack/) over fuzzed stack memory, registers and
  * unwind tables.
  *
  * Bases: the fixture cores of fixtures/core (all 9 architectures; qemu, kernel, gdb and
@@ -16,8 +16,10 @@
  * u24 offset (mod the region size), u8 length (1 + n % 16, clipped), the bytes. Records
  * overwrite the core (memfd) or the files in the private sysroot; the pristine bytes are
  * written back after the run. flags >> 4, when not 0, selects one thread (the walk of a
- * single thread, `coreq bt --thread`); flags & 1 bounds the walk to 8 frames.
- * Then cq_stack_report() for the threads, and the document is serialized. */
+ * single thread, `coreq bt --thread`); flags & 1 bounds the walk to 8 frames, flags & 2
+ * stops threads at their user frame (`info`'s walk), flags & 4 reads source lines in the C
+ * library too (`bt --all-lines`). Then cq_stack_walk() for the threads, and the document
+ * is serialized. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -341,7 +343,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((flags >> 4) && core->nthreads)
 			tid = core->threads[((flags >> 4) - 1) % core->nthreads].tid;
 		json_t *doc = NULL;
-		err = cq_stack_report(core, tid, flags & 1 ? 8 : 0, &doc);
+		struct cq_stack_options opt = {.tid = tid, .max_frames = flags & 1 ? 8 : 0,
+					       .to_user_frame = flags & 2, .system_lines = flags & 4};
+		err = cq_stack_walk(core, &opt, &doc);
 		fz_verbose_error("bt", err);
 		if (doc) {
 			char *s = json_dumps(doc, JSON_COMPACT);

@@ -38,20 +38,12 @@ struct cq_stack_options {
 };
 
 /**
- * The stacks of @p core's threads as @p opt says, as a "coreq-bt/2" document (new
- * reference in *@p ret): per thread its frames, its user frame (the index of the first
+ * The stacks of @p core's threads (the crashing one first) as @p opt says, as a
+ * "coreq-bt/2" document (new reference in *@p ret): per thread its frames, its user frame (the index of the first
  * frame outside the C library, the dynamic linker and the vDSO, with a source line where
  * the executable is static; null if none was reached) and why the walk stopped. Errors
  * only for what stops all threads (out of memory, libdwfl refusing the architecture).
  */
 struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_options *opt, json_t **ret);
-
-/**
- * The stacks of the threads of @p core (the crashing one first; only thread @p tid when it
- * is not 0), at most @p max_frames frames each, as a "coreq-bt/1" document (new reference
- * in *@p ret): per thread its frames and why the walk stopped. Errors only for what stops
- * all threads (out of memory, libdwfl refusing the core's architecture).
- */
-struct cq_error *cq_stack_report(struct cq_core *core, int32_t tid, unsigned max_frames, json_t **ret);
 
 #endif

@@ -565,12 +565,6 @@ static void report_modules(struct unwinder *u)
 	dwfl_report_end(u->dwfl, NULL, NULL);
 }
 
-struct cq_error *cq_stack_report(struct cq_core *core, int32_t tid, unsigned max_frames, json_t **ret)
-{
-	struct cq_stack_options opt = {.tid = tid, .max_frames = max_frames};
-	return cq_stack_walk(core, &opt, ret);
-}
-
 struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_options *opt, json_t **ret)
 {
 	int32_t tid = opt->tid;
