@@ -193,6 +193,9 @@ void cq_core_problem(struct cq_core *core, const char *item, const char *fmt, ..
 /** Where the bytes at an address come from. */
 enum cq_mem_source { CQ_MEM_CORE, CQ_MEM_FILE, CQ_MEM_NONE };
 
+/** The core's PT_LOAD segment holding @p addr (its mapping), or NULL. */
+const struct cq_segment *cq_core_segment_at(const struct cq_core *core, uint64_t addr);
+
 /**
  * Read @p len bytes of target memory at @p addr: core contents, else the file mapped
  * there, else a CQ_ERR_FAULT error carrying the first unreadable address.

@@ -7,7 +7,7 @@
 #include "decode.h"
 #include "internal.h"
 
-static const struct cq_segment *find_segment(const struct cq_core *core, uint64_t addr)
+const struct cq_segment *cq_core_segment_at(const struct cq_core *core, uint64_t addr)
 {
 	size_t lo = 0, hi = core->nsegments;
 	while (lo < hi) {
@@ -84,7 +84,7 @@ struct cq_error *cq_core_read(struct cq_core *core, uint64_t addr, void *buf, si
 {
 	uint8_t *out = buf;
 	while (len) {
-		const struct cq_segment *s = find_segment(core, addr);
+		const struct cq_segment *s = cq_core_segment_at(core, addr);
 		if (s && addr - s->vaddr < s->filesz) {
 			uint64_t off = s->offset + (addr - s->vaddr);
 			uint64_t avail = s->filesz - (addr - s->vaddr);
@@ -193,7 +193,7 @@ struct cq_error *cq_core_read_string(struct cq_core *core, uint64_t addr, size_t
 
 enum cq_mem_source cq_core_mem_source(struct cq_core *core, uint64_t addr, const char **path_ret)
 {
-	const struct cq_segment *s = find_segment(core, addr);
+	const struct cq_segment *s = cq_core_segment_at(core, addr);
 	if (s && addr - s->vaddr < s->filesz && s->offset + (addr - s->vaddr) < core->file_end)
 		return CQ_MEM_CORE;
 	const struct cq_file_range *r = file_backing(core, addr);

@@ -18,30 +18,14 @@
 /* A frame is not larger than this (glibc's default thread stack is 8 MiB). */
 #define MAX_FRAME_BYTES (UINT64_C(8) << 20)
 
-static const struct cq_segment *segment_of(const struct cq_core *core, uint64_t addr)
-{
-	size_t lo = 0, hi = core->nsegments;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct cq_segment *s = &core->segments[mid];
-		if (addr < s->vaddr)
-			hi = mid;
-		else if (addr - s->vaddr >= s->memsz)
-			lo = mid + 1;
-		else
-			return s;
-	}
-	return NULL;
-}
-
 /* @p next is a plausible outer stack address for a frame whose stack pointer is @p sp. */
 static bool outer_frame(const struct cq_core *core, uint64_t sp, uint64_t next, unsigned align)
 {
 	if (next <= sp || next - sp > MAX_FRAME_BYTES || next % align)
 		return false;
-	const struct cq_segment *s = segment_of(core, sp);
+	const struct cq_segment *s = cq_core_segment_at(core, sp);
 	/* a frame's top may be the mapping's end (the first frame of a stack) */
-	return s && (segment_of(core, next) == s || segment_of(core, next - 1) == s);
+	return s && (cq_core_segment_at(core, next) == s || cq_core_segment_at(core, next - 1) == s);
 }
 
 static bool code_address(const struct cq_stack_ctx *ctx, uint64_t ra)

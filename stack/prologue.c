@@ -33,29 +33,42 @@ static bool tracked(unsigned r)
 	return r == RA || r == 8 || r == 9 || (r >= 18 && r <= 27);
 }
 
-bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
-				  bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
+/* The code of the function holding @p pc, from its start (its symbol) up to @p pc, at most
+ * MAX_SCAN bytes, into @p code (zero-padded) and *@p n. False without a stop reason when
+ * the function's start is unknown (or, with @p thumb, it is not Thumb code: symbols of
+ * Thumb functions are odd); with one when its code is not in the core. */
+static bool function_code(const struct cq_stack_ctx *ctx, uint64_t pc, bool thumb, uint8_t *code, size_t *n,
+			  struct cq_stack_stop *stop)
 {
 	struct cq_symref ref;
 	struct cq_error *err = cq_core_symbolize(ctx->core, pc, &ref);
-	if (err || !ref.sym || !ref.image || !ref.image->bias_known) {
+	if (err || !ref.sym || !ref.image || !ref.image->bias_known || (thumb && !(ref.sym->value & 1))) {
 		cq_error_destroy(err);
-		return false; /* no function start: nothing to analyze */
-	}
-	uint64_t start = ref.image->bias + ref.sym->value, sp;
-	if (pc < start || pc - start > (1u << 20) || !cq_stack_reg(regs, SP, &sp))
 		return false;
-	uint64_t end = pc - start > MAX_SCAN ? start + MAX_SCAN : pc;
-	uint8_t code[MAX_SCAN + 4];
-	size_t n = (size_t)(end - start);
-	memset(code, 0, sizeof(code));
-	if (n && (err = cq_core_read(ctx->core, start, code, n))) {
+	}
+	uint64_t start = (ref.image->bias + ref.sym->value) & ~(uint64_t)thumb;
+	if (pc < start || pc - start > (1u << 20))
+		return false;
+	*n = (size_t)(pc - start > MAX_SCAN ? MAX_SCAN : pc - start);
+	memset(code, 0, MAX_SCAN + 4);
+	if (*n && (err = cq_core_read(ctx->core, start, code, *n))) {
 		cq_error_destroy(err);
 		snprintf(stop->why, sizeof(stop->why), "no CFI, and its code is not in the core to analyze (a bundle "
 			 "carries no code)");
 		stop->no_code = true;
 		return false;
 	}
+	return true;
+}
+
+bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+				  bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
+{
+	uint8_t code[MAX_SCAN + 4];
+	uint64_t sp;
+	size_t n;
+	if (!cq_stack_reg(regs, SP, &sp) || !function_code(ctx, pc, false, code, &n, stop))
+		return false;
 	int64_t cur = 0;        /* sp relative to the CFA (the sp at entry) */
 	int64_t slot[32];       /* where each tracked register was saved, relative to the CFA */
 	bool saved[32] = {false};
@@ -186,25 +199,11 @@ static void pushed(uint32_t mask, int64_t *cur, int64_t *slot, bool *saved)
 bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 				bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
 {
-	struct cq_symref ref;
-	struct cq_error *err = cq_core_symbolize(ctx->core, pc, &ref);
-	if (err || !ref.sym || !ref.image || !ref.image->bias_known || !(ref.sym->value & 1)) {
-		cq_error_destroy(err);
-		return false; /* no function start, or ARM code: nothing to analyze */
-	}
-	uint64_t start = (ref.image->bias + ref.sym->value) & ~(uint64_t)1, sp;
-	if (pc < start || pc - start > (1u << 20) || !cq_stack_reg(regs, 13, &sp))
-		return false;
-	size_t n = (size_t)(pc - start > MAX_SCAN ? MAX_SCAN : pc - start);
 	uint8_t code[MAX_SCAN + 4];
-	memset(code, 0, sizeof(code));
-	if (n && (err = cq_core_read(ctx->core, start, code, n))) {
-		cq_error_destroy(err);
-		snprintf(stop->why, sizeof(stop->why), "no CFI, and its code is not in the core to analyze (a bundle "
-			 "carries no code)");
-		stop->no_code = true;
+	uint64_t sp;
+	size_t n;
+	if (!cq_stack_reg(regs, 13, &sp) || !function_code(ctx, pc, true, code, &n, stop))
 		return false;
-	}
 	int64_t cur = 0, slot[16];
 	bool saved[16] = {false};
 	for (size_t i = 0; i + 2 <= n;) {
