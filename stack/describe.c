@@ -100,11 +100,14 @@ static json_t *describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at
 	Dwarf_Die *scopes = NULL;
 	int nscopes = cu ? dwarf_getscopes(cu, at - bias, &scopes) : 0;
 	Dwarf_Files *files = NULL;
+	unsigned inlined = 0;
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag == DW_TAG_subprogram)
 			break;
-		if (tag != DW_TAG_inlined_subroutine)
+		/* real code nests a few inlined calls; crafted DWARF could nest thousands, and
+		 * --max-frames counts physical frames only */
+		if (tag != DW_TAG_inlined_subroutine || ++inlined > CQ_STACK_MAX_INLINED)
 			continue;
 		json_t *f = template(list, true);
 		set_module(f, &ref, known, pc);

@@ -16,6 +16,9 @@
 
 #include "corelib/core.h"
 
+/* Inlined calls shown per physical frame at most (describe.c). */
+#define CQ_STACK_MAX_INLINED 64
+
 /* DWARF register numbers kept per frame: every general register of the 9 targets and
  * powerpc's LR (65). Higher numbers (vector registers) are not carried. */
 #define CQ_STACK_NREGS 72
