@@ -489,15 +489,13 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 		w.seg_pc = st.ra_pc;
 		w.seg_exact = false;
 	}
-	/* a stack cut short by something missing (unwind tables, code, stack memory) is a
-	 * problem of the report, as a missing file is; a cycle or an inward step is what the
-	 * stack says, not something to install */
-	if (!strncmp(w.stop, "no unwind information", 21) || !strncmp(w.stop, "stack memory at", 15)) {
-		const char *mod = json_string_value(json_object_get(w.last_obj, "module"));
-		cq_json_problem(u->problems, mod ? mod : "stack", "thread %d: %s", th->tid, w.stop);
-	}
-	return json_pack("{s:i, s:b, s:o, s:o, s:s}", "tid", th->tid, "crashing", crashing, "frames", w.frames,
-			 "user_frame", w.user_frame >= 0 ? json_integer(w.user_frame) : json_null(), "stop", w.stop);
+	/* cut short by something missing (unwind tables, code, stack memory), which `bt`
+	 * reports as a problem, as a missing file; a cycle or an inward step is what the stack
+	 * says, not something to install */
+	bool cut = !strncmp(w.stop, "no unwind information", 21) || !strncmp(w.stop, "stack memory at", 15);
+	return json_pack("{s:i, s:b, s:o, s:o, s:s, s:b}", "tid", th->tid, "crashing", crashing, "frames", w.frames,
+			 "user_frame", w.user_frame >= 0 ? json_integer(w.user_frame) : json_null(), "stop", w.stop,
+			 "cut_short", cut);
 }
 
 /* The modules: every image with a verified file at a known bias, and the vDSO. */

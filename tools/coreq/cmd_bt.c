@@ -46,11 +46,22 @@ int cq_cmd_bt(struct cq_cli *cli)
 	json_array_foreach(core_problems, i, p)
 		json_array_append(problems, p);
 	json_decref(core_problems);
+	/* and each stack a missing piece cut short (its last frame's module is the item) */
+	json_t *t;
+	json_array_foreach(json_object_get(doc, "threads"), i, t) {
+		if (!json_is_true(json_object_get(t, "cut_short")))
+			continue;
+		json_t *frames = json_object_get(t, "frames");
+		const char *mod = json_string_value(json_object_get(json_array_get(frames, json_array_size(frames) - 1),
+								     "module"));
+		cq_json_problem(problems, mod ? mod : "stack", "thread %lld: %s",
+				(long long)json_integer_value(json_object_get(t, "tid")),
+				json_string_value(json_object_get(t, "stop")));
+	}
 	rc = json_array_size(problems) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 	if (cli->json) {
 		cq_emit_json(doc);
 	} else {
-		json_t *t;
 		json_array_foreach(json_object_get(doc, "threads"), i, t) {
 			if (i)
 				printf("\n");
