@@ -74,11 +74,70 @@ static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return false;
 }
 
+/* Whether libdwfl 0.188's expr_eval (frame_unwind.c) runs the DWARF expression [p, p+n)
+ * to its end: every opcode one it implements, no branch backwards and at most
+ * CQ_STACK_MAX_CFI_EXPR bytes. Its other exits (an opcode it does not know,
+ * DW_OP_GNU_encoded_addr, more than 4096 steps, which a backward branch reaches) return
+ * without freeing its evaluation stack: a leak per lookup (fuzz_stack found it). Real CFI
+ * expressions (signal trampolines, PLT entries) use a few breg/deref/plus/lit operations. */
+static bool expr_ok(const uint8_t *p, uint64_t n, unsigned addr_size, bool le)
+{
+	if (n > CQ_STACK_MAX_CFI_EXPR)
+		return false;
+	const uint8_t *end = p + n;
+	uint64_t v;
+	while (p < end) {
+		uint8_t op = *p++;
+		size_t skip = 0;
+		if ((op >= DW_OP_lit0 && op <= DW_OP_lit31) || (op >= DW_OP_reg0 && op <= DW_OP_reg31))
+			continue;
+		if (op >= DW_OP_breg0 && op <= DW_OP_breg31) {
+			if (!uleb(&p, end, &v)) /* an sleb: same length */
+				return false;
+			continue;
+		}
+		switch (op) {
+		case DW_OP_dup: case DW_OP_drop: case DW_OP_over: case DW_OP_swap: case DW_OP_rot:
+		case DW_OP_deref: case DW_OP_abs: case DW_OP_neg: case DW_OP_not: case DW_OP_and:
+		case DW_OP_div: case DW_OP_minus: case DW_OP_mod: case DW_OP_mul: case DW_OP_or:
+		case DW_OP_plus: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra: case DW_OP_xor:
+		case DW_OP_le: case DW_OP_ge: case DW_OP_eq: case DW_OP_lt: case DW_OP_gt: case DW_OP_ne:
+		case DW_OP_nop: case DW_OP_call_frame_cfa: case DW_OP_stack_value:
+			break;
+		case DW_OP_addr: skip = addr_size; break;
+		case DW_OP_const1u: case DW_OP_const1s: case DW_OP_pick: case DW_OP_deref_size: skip = 1; break;
+		case DW_OP_const2u: case DW_OP_const2s: skip = 2; break;
+		case DW_OP_const4u: case DW_OP_const4s: skip = 4; break;
+		case DW_OP_const8u: case DW_OP_const8s: skip = 8; break;
+		case DW_OP_constu: case DW_OP_consts: case DW_OP_regx: case DW_OP_plus_uconst:
+			if (!uleb(&p, end, &v))
+				return false;
+			break;
+		case DW_OP_bregx:
+			if (!uleb(&p, end, &v) || !uleb(&p, end, &v))
+				return false;
+			break;
+		case DW_OP_bra: case DW_OP_skip:
+			if (end - p < 2 || (p[le ? 1 : 0] & 0x80))
+				return false;
+			skip = 2;
+			break;
+		default:
+			return false;
+		}
+		if ((size_t)(end - p) < skip)
+			return false;
+		p += skip;
+	}
+	return true;
+}
+
 /* The largest register number the instructions [p, end) name, or 0 (up to the first
  * instruction that does not decode: libdw stops there too); CQ_STACK_CFI_DEEP when they
  * remember more than CQ_STACK_MAX_CFI_STATES states at once (libdw copies the whole frame
- * state for each). */
-static uint64_t max_register(const uint8_t *p, const uint8_t *end, unsigned loc_size)
+ * state for each); CQ_STACK_CFI_BAD_EXPR when an expression is one libdwfl leaks on
+ * (expr_ok). */
+static uint64_t max_register(const uint8_t *p, const uint8_t *end, unsigned loc_size, unsigned addr_size, bool le)
 {
 	uint64_t max = 0, reg, reg2, n;
 	unsigned depth = 0;
@@ -126,11 +185,15 @@ static uint64_t max_register(const uint8_t *p, const uint8_t *end, unsigned loc_
 		case DW_CFA_def_cfa_expression:
 			if (!uleb(&p, end, &n) || n > (uint64_t)(end - p))
 				return max;
+			if (!expr_ok(p, n, addr_size, le))
+				return CQ_STACK_CFI_BAD_EXPR;
 			p += n;
 			break;
 		case DW_CFA_expression: case DW_CFA_val_expression:
 			if (!uleb(&p, end, &reg) || !uleb(&p, end, &n) || n > (uint64_t)(end - p))
 				return max > reg ? max : reg;
+			if (!expr_ok(p, n, addr_size, le))
+				return CQ_STACK_CFI_BAD_EXPR;
 			p += n;
 			break;
 		default:
@@ -176,7 +239,7 @@ static uint64_t entry_max(struct section *s, Dwarf_Off off)
 		return 0;
 	if (dwarf_cfi_cie_p(&e))
 		return cie_ra(s, &e) ?: max_register(e.cie.initial_instructions, e.cie.initial_instructions_end,
-						     s->addr_size);
+						     s->addr_size, s->addr_size, s->le);
 	if (s->have_cie && s->cie_off == e.fde.CIE_pointer) {
 		c = s->cie;
 	} else {
@@ -188,7 +251,8 @@ static uint64_t entry_max(struct section *s, Dwarf_Off off)
 	}
 	if (cie_ra(s, &c))
 		return CQ_STACK_CFI_BAD_RA;
-	uint64_t max = max_register(c.cie.initial_instructions, c.cie.initial_instructions_end, s->addr_size);
+	uint64_t max = max_register(c.cie.initial_instructions, c.cie.initial_instructions_end, s->addr_size,
+				    s->addr_size, s->le);
 	/* the FDE's initial location and range are in the CIE's 'R' encoding (.eh_frame) */
 	uint8_t enc = DW_EH_PE_absptr;
 	const char *aug = c.cie.augmentation;
@@ -226,7 +290,7 @@ static uint64_t entry_max(struct section *s, Dwarf_Off off)
 			return max;
 		p += c.cie.fde_augmentation_data_size;
 	}
-	uint64_t m = max_register(p, end, loc_size);
+	uint64_t m = max_register(p, end, loc_size, s->addr_size, s->le);
 	return m > max ? m : max;
 }
 

@@ -138,10 +138,16 @@ json_t *cq_stack_hex(uint64_t v);
  * but 1200-1231): libdwfl 0.188's handle_cfi then returns without freeing the frame it
  * looked up, a leak per lookup (fuzz_stack found it). */
 #define CQ_STACK_CFI_BAD_RA (UINT64_MAX - 1)
+/* A CFI expression libdwfl 0.188's evaluator leaks its stack on: an opcode it does not
+ * implement, a backward branch, or more than CQ_STACK_MAX_CFI_EXPR bytes (its 4096-step
+ * limit) (cficheck.c). */
+#define CQ_STACK_CFI_BAD_EXPR (UINT64_MAX - 2)
+#define CQ_STACK_MAX_CFI_EXPR 4096
 
 /* The register number beyond CQ_STACK_MAX_CFI_REG that an entry of @p mod's CFI names, or
  * 0: libdw would allocate and zero a frame state that large on every lookup (cficheck.c).
- * CQ_STACK_CFI_DEEP when it nests remembered states too deep. Without @p debug_file the
+ * CQ_STACK_CFI_DEEP when it nests remembered states too deep, CQ_STACK_CFI_BAD_RA and
+ * CQ_STACK_CFI_BAD_EXPR as above. Without @p debug_file the
  * module's own file (.eh_frame, .eh_frame_hdr, .debug_frame), with it the separate debug
  * file's .debug_frame (loading it: libdwfl reads it only for a pc .eh_frame lacks). */
 uint64_t cq_stack_cfi_bad_register(Dwfl_Module *mod, bool debug_file);

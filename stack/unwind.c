@@ -356,6 +356,10 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		if (badreg == CQ_STACK_CFI_BAD_RA)
 			snprintf(w->stop, sizeof(w->stop), "the CFI of %s has a return-address column libdwfl cannot "
 				 "map (crafted?): not used", name);
+		else if (badreg == CQ_STACK_CFI_BAD_EXPR)
+			snprintf(w->stop, sizeof(w->stop), "the CFI of %s has an expression libdwfl cannot evaluate "
+				 "(an unknown operation, a backward branch or over %u bytes; crafted?): not used",
+				 name, CQ_STACK_MAX_CFI_EXPR);
 		else if (badreg == CQ_STACK_CFI_DEEP)
 			snprintf(w->stop, sizeof(w->stop), "the CFI of %s remembers more than %u states at once "
 				 "(crafted?): not used", name, CQ_STACK_MAX_CFI_STATES);
