@@ -49,6 +49,7 @@ struct cq_cli {
 	unsigned last;       /**< events: per thread (0: default) */
 	unsigned max_frames; /**< bt: frames per thread (0: default) */
 	bool all_lines;      /**< bt: source lines in system modules too */
+	bool bfd;            /**< info/threads: libbfd's identification too (--bfd) */
 	bool regs;           /**< threads: include all registers (default for `threads`) */
 	char **args;         /**< positional arguments after the command */
 	int nargs;

@@ -171,8 +171,10 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	json_object_set_new(doc, "byte_order", cq_json_str(t->little_endian ? "little" : "big"));
 	if (with_images)
 		json_object_set_new(doc, "abi", abi_json(t));
-	json_object_set_new(doc, "bfd_target", core->bfd_target ? cq_json_str(core->bfd_target) : json_null());
-	json_object_set_new(doc, "bfd_arch", core->bfd_arch ? cq_json_str(core->bfd_arch) : json_null());
+	if (cli->bfd) {
+		json_object_set_new(doc, "bfd_target", core->bfd_target ? cq_json_str(core->bfd_target) : json_null());
+		json_object_set_new(doc, "bfd_arch", core->bfd_arch ? cq_json_str(core->bfd_arch) : json_null());
+	}
 	if (core->has_psinfo) {
 		json_object_set_new(doc, "pid", json_integer(core->pid));
 		json_object_set_new(doc, "ppid", json_integer(core->ppid));
@@ -280,9 +282,11 @@ static void print_info_text(json_t *doc, bool with_images)
 	json_t *sig = json_object_get(doc, "signal");
 	printf("core:     %s%s\n", jstr(doc, "core"),
 	       json_is_true(json_object_get(doc, "compressed")) ? " (compressed)" : "");
-	printf("arch:     %s, %lld-bit %s-endian (bfd: %s, %s)\n", jstr(doc, "arch"),
-	       (long long)json_integer_value(json_object_get(doc, "bits")), jstr(doc, "byte_order"),
-	       jstr(doc, "bfd_target"), jstr(doc, "bfd_arch"));
+	printf("arch:     %s, %lld-bit %s-endian", jstr(doc, "arch"),
+	       (long long)json_integer_value(json_object_get(doc, "bits")), jstr(doc, "byte_order"));
+	if (json_object_get(doc, "bfd_target"))
+		printf(" (bfd: %s, %s)", jstr(doc, "bfd_target"), jstr(doc, "bfd_arch"));
+	printf("\n");
 	if (json_is_integer(json_object_get(doc, "pid")))
 		printf("process:  pid %lld, ppid %lld, command %s, args \"%s\"\n",
 		       (long long)json_integer_value(json_object_get(doc, "pid")),
@@ -318,7 +322,9 @@ static void print_info_text(json_t *doc, bool with_images)
 static int info_common(struct cq_cli *cli, bool with_images, bool regs)
 {
 	struct cq_core *core;
-	cli->opts.identify = true; /* bfd_target and bfd_arch are shown */
+	/* libbfd is loaded (dlopen, relocation, its identification pass: most of the time of
+	 * `info` on a small core) only when its answer is shown */
+	cli->opts.identify = cli->bfd;
 	int rc = cq_open_core(cli, true, &core);
 	if (rc)
 		return rc;

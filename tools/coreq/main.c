@@ -66,6 +66,8 @@ static void usage(FILE *f)
 		"      --max-frames N         bt: frames per thread (default 256)\n"
 		"      --all-lines            bt: source lines in the C library and dynamic linker too\n"
 		"                             (their DWARF is large: off by default)\n"
+		"      --bfd                  info/threads: also libbfd's (multi-arch) names of the core's\n"
+		"                             target and architecture (loads libbfd: a few ms)\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
 		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
@@ -105,6 +107,7 @@ int main(int argc, char **argv)
 		{"last", required_argument, NULL, 'X'},
 		{"max-frames", required_argument, NULL, 'F'},
 		{"all-lines", no_argument, NULL, 'A'},
+		{"bfd", no_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -116,6 +119,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'j': cli.json = true; break;
 		case 'A': cli.all_lines = true; break;
+		case 'B': cli.bfd = true; break;
 		case 'F':
 			if (!cq_parse_u64(optarg, &v) || !v || v > 100000) {
 				fprintf(stderr, "coreq: bad --max-frames %s (1..100000)\n", optarg);
