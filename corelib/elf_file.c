@@ -129,7 +129,11 @@ struct cq_error *cq_elf_open(const char *path, struct cq_elf **ret)
 		return err;
 	}
 	elf_version(EV_CURRENT);
-	e->elf = elf_begin(e->file->fd, ELF_C_READ, NULL);
+	/* mapped, not read: libelf then hands out section data in place (a library's .symtab
+	 * and .strtab are read for every name lookup: copying them cost more than the rest of
+	 * `info`), and the kernel maps the file's cached pages in batches. Sections in the
+	 * target's byte order are converted into copies as before. */
+	e->elf = elf_begin(e->file->fd, ELF_C_READ_MMAP, NULL);
 	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
 		err = cq_error_create(CQ_ERR_FORMAT, "%s: not an ELF file", path);
 		cq_elf_close(e);

@@ -16,6 +16,7 @@
 #define COREQ_TEXT_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 /** @p s for JSON: valid UTF-8 kept, invalid bytes as "\xNN"; caller frees; NULL for NULL. */
 char *cq_utf8_escape(const char *s);
@@ -26,6 +27,10 @@ char *cq_text_escape(const char *s);
 /** A JSON string of @p s through cq_utf8_escape() (never NULL for a string, as
  * json_string() is for invalid UTF-8); NULL for NULL, as json_string(). */
 json_t *cq_json_str(const char *s);
+
+/** "0x" and @p v in lower-case hex, no leading zeros ("0x0" for 0), as a JSON string: the
+ * form of every address in the reports. Not printf: a backtrace formats thousands. */
+json_t *cq_json_hex(uint64_t v);
 
 /** Append {"item": @p item, "message": printf(@p fmt, ...)} to the JSON array @p problems,
  * both through cq_json_str() (the reports' common "problems" entry). */

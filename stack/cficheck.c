@@ -215,11 +215,15 @@ struct section {
 	unsigned addr_size;
 	bool ppc; /* EM_PPC / EM_PPC64: libdwfl maps only some return-address columns */
 	/* the linear walk's entries (bit per 4-byte offset), so that the .eh_frame_hdr table
-	 * does not check them again; and the last CIE read (FDEs share one or two) */
+	 * does not check them again */
 	uint8_t *seen;
+	/* the last CIE read (FDEs share one or two) and what its FDEs need of it: its own
+	 * answer, how their location is encoded and how their augmentation is skipped */
 	Dwarf_Off cie_off;
-	Dwarf_CFI_Entry cie;
-	bool have_cie;
+	bool have_cie, cie_z;
+	uint64_t cie_max;
+	uint8_t cie_enc;
+	size_t cie_aug_size;
 };
 
 /* CQ_STACK_CFI_BAD_RA for a CIE whose return-address column libdwfl's backend refuses
@@ -230,33 +234,15 @@ static uint64_t cie_ra(const struct section *s, const Dwarf_CFI_Entry *cie)
 	return s->ppc && !(ra <= 112 || (ra >= 1200 && ra <= 1231)) ? CQ_STACK_CFI_BAD_RA : 0;
 }
 
-/* The largest register of the entry at @p off (a CIE, or an FDE with its CIE). */
-static uint64_t entry_max(struct section *s, Dwarf_Off off)
+/* The CIE's own answer, and into s->cie_* what its FDEs need. */
+static uint64_t cie_max(struct section *s, const Dwarf_CFI_Entry *c)
 {
-	Dwarf_Off next;
-	Dwarf_CFI_Entry e, c;
-	if (off >= s->data->d_size || dwarf_next_cfi(s->ident, s->data, s->eh, off, &next, &e) != 0)
-		return 0;
-	if (dwarf_cfi_cie_p(&e))
-		return cie_ra(s, &e) ?: max_register(e.cie.initial_instructions, e.cie.initial_instructions_end,
-						     s->addr_size, s->addr_size, s->le);
-	if (s->have_cie && s->cie_off == e.fde.CIE_pointer) {
-		c = s->cie;
-	} else {
-		if (dwarf_next_cfi(s->ident, s->data, s->eh, e.fde.CIE_pointer, &next, &c) != 0 || !dwarf_cfi_cie_p(&c))
-			return 0;
-		s->cie = c;
-		s->cie_off = e.fde.CIE_pointer;
-		s->have_cie = true;
-	}
-	if (cie_ra(s, &c))
-		return CQ_STACK_CFI_BAD_RA;
-	uint64_t max = max_register(c.cie.initial_instructions, c.cie.initial_instructions_end, s->addr_size,
-				    s->addr_size, s->le);
+	uint64_t max = cie_ra(s, c) ?: max_register(c->cie.initial_instructions, c->cie.initial_instructions_end,
+						    s->addr_size, s->addr_size, s->le);
 	/* the FDE's initial location and range are in the CIE's 'R' encoding (.eh_frame) */
 	uint8_t enc = DW_EH_PE_absptr;
-	const char *aug = c.cie.augmentation;
-	const uint8_t *ad = c.cie.augmentation_data, *ad_end = ad ? ad + c.cie.augmentation_data_size : NULL;
+	const char *aug = c->cie.augmentation;
+	const uint8_t *ad = c->cie.augmentation_data, *ad_end = ad ? ad + c->cie.augmentation_data_size : NULL;
 	for (size_t i = 1; s->eh && aug && aug[0] == 'z' && ad && aug[i]; i++) {
 		if (aug[i] == 'R' && ad < ad_end)
 			enc = *ad++;
@@ -269,7 +255,33 @@ static uint64_t entry_max(struct section *s, Dwarf_Off off)
 		} else if (aug[i] != 'S' && aug[i] != 'B')
 			break;
 	}
-	const uint8_t *p = e.fde.start, *end = e.fde.end;
+	s->cie_max = max;
+	s->cie_enc = enc;
+	s->cie_z = aug && aug[0] == 'z';
+	s->cie_aug_size = c->cie.fde_augmentation_data_size;
+	return max;
+}
+
+/* The largest register of the entry @p e (a CIE, or an FDE with its CIE). */
+static uint64_t entry_max(struct section *s, const Dwarf_CFI_Entry *e)
+{
+	Dwarf_Off next;
+	Dwarf_CFI_Entry c;
+	if (dwarf_cfi_cie_p(e))
+		return cie_ra(s, e) ?: max_register(e->cie.initial_instructions, e->cie.initial_instructions_end,
+						    s->addr_size, s->addr_size, s->le);
+	if (!s->have_cie || s->cie_off != e->fde.CIE_pointer) {
+		if (dwarf_next_cfi(s->ident, s->data, s->eh, e->fde.CIE_pointer, &next, &c) != 0 || !dwarf_cfi_cie_p(&c))
+			return 0;
+		s->cie_off = e->fde.CIE_pointer;
+		s->have_cie = true;
+		cie_max(s, &c);
+	}
+	uint64_t max = s->cie_max;
+	if (max == CQ_STACK_CFI_BAD_RA)
+		return max;
+	uint8_t enc = s->cie_enc;
+	const uint8_t *p = e->fde.start, *end = e->fde.end;
 	unsigned loc_size = s->addr_size;
 	if (s->eh) {
 		uint8_t size_enc = enc & 0x0f;
@@ -281,17 +293,27 @@ static uint64_t entry_max(struct section *s, Dwarf_Off off)
 	if (!skip_encoded(&p, end, s->eh ? enc : DW_EH_PE_absptr, s->addr_size, s->le, NULL) ||
 	    !skip_encoded(&p, end, s->eh ? enc & 0x0f : DW_EH_PE_absptr, s->addr_size, s->le, NULL))
 		return max;
-	if (aug && aug[0] == 'z') {
+	if (s->cie_z) {
 		if (!uleb(&p, end, &n) || n > (uint64_t)(end - p))
 			return max;
 		p += n;
 	} else {
-		if (c.cie.fde_augmentation_data_size > (size_t)(end - p))
+		if (s->cie_aug_size > (size_t)(end - p))
 			return max;
-		p += c.cie.fde_augmentation_data_size;
+		p += s->cie_aug_size;
 	}
 	uint64_t m = max_register(p, end, loc_size, s->addr_size, s->le);
 	return m > max ? m : max;
+}
+
+/* entry_max() of the entry at @p off, read first. */
+static uint64_t entry_max_at(struct section *s, Dwarf_Off off)
+{
+	Dwarf_Off next;
+	Dwarf_CFI_Entry e;
+	if (off >= s->data->d_size || dwarf_next_cfi(s->ident, s->data, s->eh, off, &next, &e) != 0)
+		return 0;
+	return entry_max(s, &e);
 }
 
 /* The largest register of every entry a linear walk of @p s reaches (bounded by the
@@ -305,7 +327,7 @@ static uint64_t section_max(struct section *s)
 			break;
 		if (s->seen && off % 4 == 0)
 			s->seen[off / 32] |= (uint8_t)(1u << (off / 4 % 8));
-		uint64_t m = entry_max(s, off);
+		uint64_t m = entry_max(s, &e);
 		if (m > max)
 			max = m;
 		if (max > CQ_STACK_MAX_CFI_REG)
@@ -336,7 +358,7 @@ static uint64_t table_max(struct section *eh, Elf_Data *hdr, uint64_t hdr_addr)
 		uint64_t off = hdr_addr + fde - eh->addr;
 		if (eh->seen && off < eh->data->d_size && off % 4 == 0 && eh->seen[off / 32] & (1u << (off / 4 % 8)))
 			continue; /* checked by the linear walk */
-		uint64_t m = entry_max(eh, off);
+		uint64_t m = entry_max_at(eh, off);
 		if (m > max)
 			max = m;
 	}

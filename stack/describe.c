@@ -14,13 +14,6 @@
 #include "corelib/text.h"
 #include "internal.h"
 
-json_t *cq_stack_hex(uint64_t v)
-{
-	char b[24];
-	snprintf(b, sizeof(b), "0x%" PRIx64, v);
-	return json_string(b);
-}
-
 bool cq_stack_system_module(const char *base)
 {
 	static const char *const prefixes[] = {"libc.so", "libc-", "libpthread", "libdl.so", "libdl-", "ld-linux",
@@ -65,7 +58,7 @@ static void set_module(json_t *f, const struct cq_symref *ref, bool known, uint6
 	json_object_set_new(f, "module", known && ref->image ? cq_json_str(base ? base + 1 : ref->image->name)
 							 : json_null());
 	json_object_set_new(f, "module_offset", known && ref->image && ref->image->bias_known
-							? cq_stack_hex(pc - ref->image->bias) : json_null());
+							? cq_json_hex(pc - ref->image->bias) : json_null());
 }
 
 /* A description without the frame's own keys (index, pc, cfa, found_by): module onwards. */
@@ -130,7 +123,7 @@ static json_t *describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at
 	set_module(f, &ref, known, pc);
 	if (known && ref.sym && ref.image && ref.image->bias_known) {
 		set_name(f, ref.sym->name);
-		json_object_set_new(f, "function_offset", cq_stack_hex(pc - (ref.image->bias + ref.sym->value)));
+		json_object_set_new(f, "function_offset", cq_json_hex(pc - (ref.image->bias + ref.sym->value)));
 	} else {
 		/* corelib has no symbol here: libdwfl's may (the vDSO's own .dynsym, read from
 		 * the core's memory: __kernel_vsyscall, __kernel_rt_sigreturn) */
@@ -139,7 +132,7 @@ static json_t *describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at
 		GElf_Sym sym;
 		const char *name = m ? dwfl_module_addrinfo(m, at, &off, &sym, NULL, NULL, NULL) : NULL;
 		set_name(f, name);
-		json_object_set_new(f, "function_offset", name ? cq_stack_hex(pc - (at - off)) : json_null());
+		json_object_set_new(f, "function_offset", name ? cq_json_hex(pc - (at - off)) : json_null());
 	}
 	set_source(f, file, line);
 	return list;
@@ -162,8 +155,13 @@ json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsign
 	size_t i;
 	json_array_foreach(list, i, t) {
 		bool inl = json_is_true(json_object_get(t, "inlined"));
-		f = json_pack("{s:i, s:o, s:n, s:b, s:s}", "index", (int)(*index)++, "pc", cq_stack_hex(pc), "cfa",
-			      "inlined", inl, "found_by", cq_found_by_name(inl ? CQ_FOUND_INLINE : how));
+		f = json_object();
+		json_object_set_new_nocheck(f, "index", json_integer((*index)++));
+		json_object_set_new_nocheck(f, "pc", cq_json_hex(pc));
+		json_object_set_new_nocheck(f, "cfa", json_null());
+		json_object_set_new_nocheck(f, "inlined", json_boolean(inl));
+		json_object_set_new_nocheck(f, "found_by", json_string_nocheck(cq_found_by_name(inl ? CQ_FOUND_INLINE
+												  : how)));
 		json_object_update(f, t); /* module onwards, in order ("inlined" again: same value) */
 		json_array_append_new(frames, f);
 	}

@@ -125,8 +125,6 @@ bool cq_stack_exidx_step(const struct cq_stack_ctx *ctx, const struct cq_stack_r
 json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsigned *index, uint64_t pc,
 			  uint64_t at, enum cq_found_by how);
 
-json_t *cq_stack_hex(uint64_t v);
-
 /* No target's CFI names a DWARF register beyond this (powerpc's vector registers end near
  * 1200); a larger number is crafted (cficheck.c). */
 #define CQ_STACK_MAX_CFI_REG 4096

@@ -239,7 +239,7 @@ static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs 
 			int64_t off = ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2 : (int64_t)ops[0].number;
 			if (reg >= 0 && cq_stack_reg(regs, reg, &base)) {
 				*cfa = base + (uint64_t)off;
-				json_object_set_new(f, "cfa", cq_stack_hex(*cfa));
+				json_object_set_new(f, "cfa", cq_json_hex(*cfa));
 			}
 		}
 		free(fr);
@@ -480,7 +480,7 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 				snprintf(w.stop, sizeof(w.stop), "no unwind information for %s: %s", name, why.why);
 			break;
 		}
-		json_object_set_new(w.last_obj, "cfa", cq_stack_hex(st.cfa));
+		json_object_set_new(w.last_obj, "cfa", cq_json_hex(st.cfa));
 		if (!st.ra_pc) {
 			snprintf(w.stop, sizeof(w.stop), "end of stack (%s returns to 0)", name);
 			break;

@@ -61,9 +61,7 @@ int cq_open_core(struct cq_cli *cli, bool exe_arg, struct cq_core **ret)
 
 json_t *cq_json_addr(uint64_t v)
 {
-	char buf[24];
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	return cq_json_str(buf);
+	return cq_json_hex(v);
 }
 
 bool cq_parse_u64(const char *s, uint64_t *ret)
