@@ -142,12 +142,27 @@ json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsign
 #define CQ_STACK_CFI_BAD_EXPR (UINT64_MAX - 2)
 #define CQ_STACK_MAX_CFI_EXPR 4096
 
-/* The register number beyond CQ_STACK_MAX_CFI_REG that an entry of @p mod's CFI names, or
- * 0: libdw would allocate and zero a frame state that large on every lookup (cficheck.c).
- * CQ_STACK_CFI_DEEP when it nests remembered states too deep, CQ_STACK_CFI_BAD_RA and
- * CQ_STACK_CFI_BAD_EXPR as above. Without @p debug_file the
- * module's own file (.eh_frame, .eh_frame_hdr, .debug_frame), with it the separate debug
- * file's .debug_frame (loading it: libdwfl reads it only for a pc .eh_frame lacks). */
-uint64_t cq_stack_cfi_bad_register(Dwfl_Module *mod, bool debug_file);
+/* A .eh_frame_hdr whose values use an encoding coreq does not follow libdw in (aligned,
+ * indirect, LEB128; no linker writes one): the module's .eh_frame is not used. */
+#define CQ_STACK_CFI_BAD_HDR (UINT64_MAX - 3)
+
+/* What cficheck.c knows of one module's CFI: the .eh_frame view libdw 0.188 makes of the
+ * module's file (dwarf_getcfi_elf: the .eh_frame section, else PT_GNU_EH_FRAME) and which
+ * of its entries were checked. NULL when out of memory. */
+struct cq_cfi_guard *cq_stack_cfi_guard(Dwfl_Module *mod);
+void cq_stack_cfi_guard_free(struct cq_cfi_guard *g);
+
+/* Before libdwfl looks module address @p a up in the module's .eh_frame: the register
+ * number beyond CQ_STACK_MAX_CFI_REG that the entry libdw would run for it names, or one
+ * of CQ_STACK_CFI_DEEP/BAD_RA/BAD_EXPR/BAD_HDR; 0 when it is harmless. With a binary search
+ * table, only the entry libdw's search finds (and its CIE) is checked, as libdw looks it
+ * up; without one, libdw may run any entry its linear walk reaches, and all are checked,
+ * once. */
+uint64_t cq_stack_cfi_bad_at(struct cq_cfi_guard *g, uint64_t a);
+
+/* The same for the module's .debug_frame (its separate debug file's, or its own when the
+ * file carries its DWARF), searched linearly: every entry, once; the DWARF is loaded, so
+ * only when .eh_frame has no entry for the pc, as libdwfl looks. */
+uint64_t cq_stack_cfi_bad_debug(struct cq_cfi_guard *g);
 
 #endif

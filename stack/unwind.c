@@ -47,10 +47,12 @@ struct unwinder {
 	bool carry[CQ_STACK_NREGS]; /* the DWARF registers a frame's description keeps */
 	bool static_exe;            /* one image besides the vDSO */
 	json_t *described;          /* the frame descriptions' cache (describe.c) */
-	/* modules whose CFI was checked (cq_stack_cfi_bad_register), and the answers: their
-	 * own file's, and (when a pc needed it) their debug file's */
-	struct { Dwfl_Module *mod; uint64_t bad; bool debug_checked; } cfi_checked[32];
-	unsigned ncfi_checked;
+	/* what cficheck.c knows of each module's CFI (cq_stack_cfi_guard) */
+	struct { Dwfl_Module *mod; struct cq_cfi_guard *guard; } guards[64];
+	unsigned nguards;
+	/* the addresses found harmless (+ 1, by hash): threads parked in the same call look the
+	 * same return addresses up */
+	uint64_t cfi_ok[512];
 };
 
 
@@ -248,36 +250,48 @@ static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs 
 
 static void last_frame_name(const struct walk *w, char *buf, size_t size);
 
-/* A register number beyond CQ_STACK_MAX_CFI_REG in the CFI libdwfl would run for @p at,
- * or 0. The module's own file is checked once; its separate debug file (for .debug_frame)
- * only when .eh_frame has no entry for @p at, as libdwfl looks: loading a distribution's
- * debug file means inflating megabytes of DWARF. */
+/* A register number beyond CQ_STACK_MAX_CFI_REG (or another refusal, internal.h) in the
+ * CFI libdwfl would run for @p at, or 0: the .eh_frame entry libdw would use, and the
+ * module's .debug_frame only when .eh_frame has no entry for @p at, as libdwfl looks
+ * (loading a distribution's debug file means inflating megabytes of DWARF). */
 static uint64_t cfi_bad_register(struct unwinder *u, uint64_t at)
 {
+	uint64_t *ok = &u->cfi_ok[((at * 0x9e3779b97f4a7c15u) >> 40) % (sizeof(u->cfi_ok) / sizeof(u->cfi_ok[0]))];
+	if (*ok == at + 1)
+		return 0;
 	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, at);
 	if (!mod)
 		return 0;
 	unsigned i = 0;
-	while (i < u->ncfi_checked && u->cfi_checked[i].mod != mod)
+	while (i < u->nguards && u->guards[i].mod != mod)
 		i++;
-	typeof(u->cfi_checked[0]) fresh = {mod, 0, false}, *c = i < u->ncfi_checked ? &u->cfi_checked[i] : &fresh;
-	if (c == &fresh) {
-		fresh.bad = cq_stack_cfi_bad_register(mod, false);
-		if (u->ncfi_checked < sizeof(u->cfi_checked) / sizeof(u->cfi_checked[0]))
-			c = &u->cfi_checked[u->ncfi_checked++], *c = fresh;
+	struct cq_cfi_guard *g;
+	bool owned = false; /* a module beyond the table's: its guard is made for this lookup */
+	if (i < u->nguards) {
+		g = u->guards[i].guard;
+	} else {
+		if (!(g = cq_stack_cfi_guard(mod)))
+			return CQ_STACK_CFI_DEEP; /* out of memory: libdw must not run unchecked CFI */
+		if (u->nguards < sizeof(u->guards) / sizeof(u->guards[0]))
+			u->guards[u->nguards++] = (typeof(u->guards[0])){mod, g};
+		else
+			owned = true;
 	}
-	if (c->bad || c->debug_checked)
-		return c->bad;
 	Dwarf_Addr bias;
 	Dwarf_CFI *eh = dwfl_module_eh_cfi(mod, &bias);
+	uint64_t bad = cq_stack_cfi_bad_at(g, at - bias);
 	Dwarf_Frame *fr;
-	if (eh && dwarf_cfi_addrframe(eh, at - bias, &fr) == 0) {
-		free(fr);
-		return 0; /* .eh_frame has it: the debug file is not read */
+	if (!bad) {
+		if (eh && dwarf_cfi_addrframe(eh, at - bias, &fr) == 0)
+			free(fr); /* .eh_frame has it: the debug file is not read */
+		else
+			bad = cq_stack_cfi_bad_debug(g);
 	}
-	c->debug_checked = true;
-	c->bad = cq_stack_cfi_bad_register(mod, true);
-	return c->bad;
+	if (owned)
+		cq_stack_cfi_guard_free(g);
+	if (!bad)
+		*ok = at + 1;
+	return bad;
 }
 
 static int on_frame(Dwfl_Frame *state, void *arg)
@@ -356,6 +370,9 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		if (badreg == CQ_STACK_CFI_BAD_RA)
 			snprintf(w->stop, sizeof(w->stop), "the CFI of %s has a return-address column libdwfl cannot "
 				 "map (crafted?): not used", name);
+		else if (badreg == CQ_STACK_CFI_BAD_HDR)
+			snprintf(w->stop, sizeof(w->stop), "the .eh_frame_hdr of %s uses a value encoding coreq does "
+				 "not follow libdw in (crafted?): not used", name);
 		else if (badreg == CQ_STACK_CFI_BAD_EXPR)
 			snprintf(w->stop, sizeof(w->stop), "the CFI of %s has an expression libdwfl cannot evaluate "
 				 "(an unknown operation, a backward branch or over %u bytes; crafted?): not used",
@@ -622,7 +639,7 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		err = cq_error_create(CQ_ERR_UNSUPPORTED, "libdwfl cannot unwind %s cores: %s", core->target->name,
 				      dwfl_errmsg(-1));
 		dwfl_end(u.dwfl);
-	json_decref(u.described);
+		json_decref(u.described);
 		free(u.vdso);
 		free(u.order);
 		free(u.refs);
@@ -638,6 +655,8 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 							   opt->to_user_frame, opt->system_lines));
 	}
 	dwfl_end(u.dwfl);
+	for (unsigned g = 0; g < u.nguards; g++)
+		cq_stack_cfi_guard_free(u.guards[g].guard);
 	json_decref(u.described);
 	free(u.vdso);
 	free(u.order);
