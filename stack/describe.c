@@ -143,8 +143,12 @@ json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsign
 {
 	/* the same return address recurs in many threads (every worker parked in the same
 	 * call): its description (symbols, DWARF scopes, line tables) is worked out once */
-	char key[40];
-	snprintf(key, sizeof(key), "%" PRIx64 "/%" PRIx64, pc, at);
+	char key[40], *k = key;
+	for (int sh = 60; sh >= 0; sh -= 4) /* "%016x%016x" without printf: one per frame */
+		*k++ = "0123456789abcdef"[(pc >> sh) & 15];
+	for (int sh = 60; sh >= 0; sh -= 4)
+		*k++ = "0123456789abcdef"[(at >> sh) & 15];
+	*k = 0;
 	json_t *list = ctx->cache ? json_object_get(ctx->cache, key) : NULL;
 	if (!list) {
 		list = describe(ctx, pc, at);

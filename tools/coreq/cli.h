@@ -97,6 +97,15 @@ int cq_open_core(struct cq_cli *cli, bool exe_arg, struct cq_core **ret);
 /** "0x..." string for an address. */
 json_t *cq_json_addr(uint64_t v);
 
+/**
+ * The end of a command that built @p doc (may be NULL) from @p core: both are left for the
+ * process's exit to release (freeing a backtrace's JSON and the core's tables block by
+ * block was a tenth of `coreq bt`); nothing they hold needs more than that (temporary
+ * files are unlinked when made). Built with AddressSanitizer, they are freed here, so that
+ * its leak check still covers every block.
+ */
+void cq_release(json_t *doc, struct cq_core *core);
+
 /** Parse a number (decimal or 0x hex); false if invalid. */
 bool cq_parse_u64(const char *s, uint64_t *ret);
 

@@ -69,7 +69,8 @@ int cq_cmd_bt(struct cq_cli *cli)
 		}
 		json_array_foreach(problems, i, p)
 			printf("%s  %s: %s\n", i ? "" : "\nproblems:\n", str(p, "item"), str(p, "message"));
-		json_decref(doc);
+		cq_release(doc, core);
+		return rc;
 	}
 	cq_core_close(core);
 	return rc;

@@ -346,8 +346,9 @@ static int info_common(struct cq_cli *cli, bool with_images, bool regs)
 			print_info_text(doc, true);
 		else
 			print_threads_text(doc, regs);
-		json_decref(doc);
 		cq_text_problems(core);
+		cq_release(doc, core);
+		return rc;
 	}
 	cq_core_close(core);
 	return rc;

@@ -87,6 +87,31 @@ json_t *cq_json_problems(const struct cq_core *core)
 	return a;
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CQ_FREE_AT_EXIT 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define CQ_FREE_AT_EXIT 1
+#endif
+
+void cq_release(json_t *doc, struct cq_core *core)
+{
+#ifndef CQ_FREE_AT_EXIT
+	/* kept reachable, so that a leak checker (valgrind) counts them as in use, not lost */
+	static struct { json_t *doc; struct cq_core *core; } kept[4];
+	static unsigned nkept;
+	if (nkept < sizeof(kept) / sizeof(kept[0])) {
+		kept[nkept].doc = doc;
+		kept[nkept++].core = core;
+		return;
+	}
+#endif
+	json_decref(doc);
+	cq_core_close(core);
+}
+
 void cq_emit_json(json_t *doc)
 {
 	/* One buffer, one write: json_dumpf's many small writes cost more than the document. */
@@ -145,6 +170,37 @@ const char *cq_esc(const char *s)
 /* "#3  0x000055d44e7a6a1c in fx_block_read (fixprog.c:88) [fixprog+0x1a1c]": the
  * function's demangled name, +offset only where there is no source line, inlined calls
  * marked, how the frame was found when not by CFI. */
+/* Pieces of a frame line without printf: a backtrace prints thousands of them, and
+ * printf's format parsing was a tenth of `coreq bt`. */
+static void put_hex(uint64_t v, int width)
+{
+	char b[17];
+	int n = 0;
+	do
+		b[n++] = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	for (int i = n; i < width && i < 16; i++)
+		putchar_unlocked('0');
+	while (n)
+		putchar_unlocked(b[--n]);
+}
+
+static void put_dec(long long v, int width)
+{
+	char b[24];
+	int n = 0;
+	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+	do
+		b[n++] = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		b[n++] = '-';
+	for (int i = n; i--;)
+		putchar_unlocked(b[i]);
+	for (; n < width; n++)
+		putchar_unlocked(' ');
+}
+
 void cq_print_frames(json_t *frames, int width)
 {
 	json_t *f;
@@ -157,22 +213,37 @@ void cq_print_frames(json_t *frames, int width)
 		const char *mod = json_string_value(json_object_get(f, "module"));
 		const char *moff = json_string_value(json_object_get(f, "module_offset"));
 		const char *how = json_string_value(json_object_get(f, "found_by"));
-		unsigned long long pc = strtoull(json_string_value(json_object_get(f, "pc")), NULL, 16);
-		printf("  #%-3lld 0x%0*llx in %s", (long long)json_integer_value(json_object_get(f, "index")), width, pc,
-		       fn ? cq_esc(fn) : "??");
+		fputs_unlocked("  #", stdout);
+		put_dec((long long)json_integer_value(json_object_get(f, "index")), 3);
+		fputs_unlocked(" 0x", stdout);
+		put_hex(strtoull(json_string_value(json_object_get(f, "pc")), NULL, 16), width);
+		fputs_unlocked(" in ", stdout);
+		fputs_unlocked(fn ? cq_esc(fn) : "??", stdout);
 		if (file) {
 			const char *base = strrchr(file, '/');
-			printf(" (%s:%lld)", cq_esc(base ? base + 1 : file),
-			       (long long)json_integer_value(json_object_get(f, "line")));
+			fputs_unlocked(" (", stdout);
+			fputs_unlocked(cq_esc(base ? base + 1 : file), stdout);
+			putchar_unlocked(':');
+			put_dec((long long)json_integer_value(json_object_get(f, "line")), 0);
+			putchar_unlocked(')');
 		} else if (fn && off && strcmp(off, "0x0")) {
-			printf("+%s", off);
+			putchar_unlocked('+');
+			fputs_unlocked(off, stdout);
 		}
 		if (json_is_true(json_object_get(f, "inlined")))
-			printf(" [inlined]");
-		if (mod)
-			printf(" [%s+%s]", cq_esc(mod), moff ? moff : "?");
-		if (how && strcmp(how, "initial") && strcmp(how, "cfi") && strcmp(how, "inline"))
-			printf(" <%s>", how);
-		printf("\n");
+			fputs_unlocked(" [inlined]", stdout);
+		if (mod) {
+			fputs_unlocked(" [", stdout);
+			fputs_unlocked(cq_esc(mod), stdout);
+			putchar_unlocked('+');
+			fputs_unlocked(moff ? moff : "?", stdout);
+			putchar_unlocked(']');
+		}
+		if (how && strcmp(how, "initial") && strcmp(how, "cfi") && strcmp(how, "inline")) {
+			fputs_unlocked(" <", stdout);
+			fputs_unlocked(how, stdout);
+			putchar_unlocked('>');
+		}
+		putchar_unlocked('\n');
 	}
 }
