@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 
 #include "decode.h"
@@ -211,6 +212,8 @@ void cq_core_close(struct cq_core *core)
 	free(core->segments);
 	free(core->bfd_target);
 	free(core->bfd_arch);
+	for (unsigned i = 0; i < core->nnote_maps; i++)
+		munmap(core->note_maps[i].addr, core->note_maps[i].len);
 	if (core->elf)
 		elf_end(core->elf);
 	cq_file_close(core->file);

@@ -89,6 +89,8 @@ struct cq_core {
 	struct cq_file *file;
 	struct cq_core_options opts;   /**< strings owned (copied) */
 	void *elf;                     /**< libelf handle of the core (Elf *) */
+	struct { void *addr; size_t len; } note_maps[8]; /**< note segments mapped (notes.c) */
+	unsigned nnote_maps;
 	char *bfd_target;              /**< BFD's name for the core format, e.g. "elf64-s390"
 	                                    (only with opts.identify) */
 	char *bfd_arch;                /**< BFD's printable architecture (opts.identify) */

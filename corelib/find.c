@@ -65,7 +65,8 @@ static char *under_root(const char *root, const char *path)
 }
 
 /* Try one candidate; returns 1 if usable, 0 if absent, -1 if present but mismatched. */
-static int try_candidate(const char *cand, const uint8_t *bid, size_t bid_len, char **mismatch)
+static int try_candidate(const char *cand, const uint8_t *bid, size_t bid_len, char **mismatch,
+			 struct cq_elf **keep)
 {
 	if (access(cand, F_OK) != 0)
 		return 0;
@@ -96,20 +97,24 @@ static int try_candidate(const char *cand, const uint8_t *bid, size_t bid_len, c
 		free(have);
 		free(want);
 	}
-	cq_elf_close(e);
+	if (ok)
+		*keep = e;
+	else
+		cq_elf_close(e);
 	return ok ? 1 : -1;
 }
 
 char *cq__find_file(const struct cq_core *core, const char *target_path,
-		    const uint8_t *build_id, size_t build_id_len, char **why)
+		    const uint8_t *build_id, size_t build_id_len, char **why, struct cq_elf **elf)
 {
 	char *tried = NULL, *mismatch = NULL, *cand = NULL;
+	*elf = NULL;
 	const char *sysroot = core->opts.sysroot;
 	*why = NULL;
 	if (target_path[0] == '/') {
 		if (!(cand = under_root(sysroot ? sysroot : "", target_path)))
 			return NULL;
-		if (try_candidate(cand, build_id, build_id_len, &mismatch) > 0)
+		if (try_candidate(cand, build_id, build_id_len, &mismatch, elf) > 0)
 			goto found;
 		note_tried(&tried, cand);
 		free(cand);
@@ -122,7 +127,7 @@ char *cq__find_file(const struct cq_core *core, const char *target_path,
 	while (sp && *sp) {
 		size_t n = strcspn(sp, ":");
 		if (n && asprintf(&cand, "%.*s/%s", (int)n, sp, base) >= 0) {
-			if (try_candidate(cand, build_id, build_id_len, &mismatch) > 0)
+			if (try_candidate(cand, build_id, build_id_len, &mismatch, elf) > 0)
 				goto found;
 			note_tried(&tried, cand);
 			free(cand);
@@ -135,7 +140,7 @@ char *cq__find_file(const struct cq_core *core, const char *target_path,
 		char *hex = cq_hex_string(build_id, build_id_len);
 		if (hex && asprintf(&cand, "%s/.build-id/%.2s/%s", core->opts.debug_dir, hex,
 				    hex + 2) >= 0) {
-			if (try_candidate(cand, build_id, build_id_len, &mismatch) > 0) {
+			if (try_candidate(cand, build_id, build_id_len, &mismatch, elf) > 0) {
 				free(hex);
 				goto found;
 			}

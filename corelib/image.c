@@ -372,13 +372,14 @@ static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 	if (img->status == CQ_IMAGE_VIRTUAL)
 		return;
 	char *path = NULL;
+	struct cq_elf *checked = NULL; /* the file cq__find_file opened to compare build-ids */
 	if (img->is_exe && core->opts.exe)
 		path = strdup(core->opts.exe);
 	else
-		path = cq__find_file(core, img->name, img->build_id, img->build_id_len, &why);
+		path = cq__find_file(core, img->name, img->build_id, img->build_id_len, &why, &checked);
 	if (!path && img->map_name) {
 		char *why2 = NULL;
-		path = cq__find_file(core, img->map_name, img->build_id, img->build_id_len, &why2);
+		path = cq__find_file(core, img->map_name, img->build_id, img->build_id_len, &why2, &checked);
 		free(path ? why : why2);
 		if (path)
 			why = NULL;
@@ -389,6 +390,10 @@ static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 		return;
 	}
 	struct cq_elf *e = open_shared(core, path, false);
+	if (e)
+		cq_elf_close(checked); /* the same file, already open for another image */
+	else
+		e = checked;
 	struct cq_error *err = e ? NULL : cq_elf_open(path, &e);
 	if (err) {
 		img->status = CQ_IMAGE_MISSING;

@@ -29,9 +29,11 @@ void cq__memory_free(struct cq_core *core);
 /** Release images (image.c). */
 void cq__core_free_images(struct cq_core *core);
 
-/** Find the file for @p target_path (find.c); NULL and *why set when not found. */
+/** Find the file for @p target_path (find.c); NULL and *why set when not found. With a
+ * @p build_id the candidate is opened to compare it, and *@p elf gets that open file (the
+ * one checked, not the path opened again; caller closes), else NULL. */
 char *cq__find_file(const struct cq_core *core, const char *target_path,
-		    const uint8_t *build_id, size_t build_id_len, char **why);
+		    const uint8_t *build_id, size_t build_id_len, char **why, struct cq_elf **elf);
 
 /** Find a separate debug file for @p e (build-id, then debuglink); NULL if none. */
 char *cq__find_debug_file(const struct cq_core *core, const char *found_path,

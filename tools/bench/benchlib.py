@@ -146,12 +146,13 @@ def seg_index(core):
 
 
 def classify(ranges, core, pages=False):
-    """ranges: [(offset, length)] -> dict(bytes, heap_bytes, segs_touched, segs_total).
+    """ranges: [(offset, length)] -> dict(bytes, seg_bytes (of them inside PT_LOAD segments),
+    heap_bytes, segs_touched, segs_total).
     pages: the ranges are runs of resident pages; a page that only straddles a segment's
     edge (gcore does not page-align segments) counts for the segment it mostly lies in."""
     loads, heap = seg_index(core)
     starts = [so for so, _ in loads]
-    touched, heap_bytes, total = set(), 0, 0
+    touched, heap_bytes, total, seg_bytes = set(), 0, 0, 0
     for off, ln in ranges:
         if ln <= 0:
             continue
@@ -168,10 +169,11 @@ def classify(ranges, core, pages=False):
                     hi -= (hi - off) % PAGE
             if lo < hi:
                 touched.add(i)
+                seg_bytes += hi - lo
                 if i == heap:
                     heap_bytes += hi - lo
             i += 1
-    return dict(bytes=total, heap_bytes=heap_bytes, segs=len(touched), segs_total=len(loads))
+    return dict(bytes=total, seg_bytes=seg_bytes, heap_bytes=heap_bytes, segs=len(touched), segs_total=len(loads))
 
 
 def cmd_segs(core):
@@ -276,7 +278,9 @@ def cmd_strace_io(log, core, threads_json=None, bt_json=None):
         st, su = stack_reads(reads, core, threads_json, bt_json)
         extra = f" stack_bytes={st if st is not None else '-'} stack_unwalked={su if su is not None else '-'}"
     print(f"calls={nread} bytes={r['bytes']} heap_bytes={r['heap_bytes']} segs={r['segs']} "
-          f"segs_total={r['segs_total']} mmap_bytes={mp['bytes']} mmap_heap_bytes={mp['heap_bytes']}"
+          # mapped: of the memory segments only (coreq maps the note segment, which is not
+          # process memory; strace cannot tell which mapped pages were touched)
+          f"segs_total={r['segs_total']} mmap_bytes={mp['seg_bytes']} mmap_heap_bytes={mp['heap_bytes']}"
           + extra)
 
 
@@ -344,7 +348,7 @@ def cmd_report(tsv):
     print()
     print("I/O on the core file. syscalls: read/pread64 via strace -f -y (bytes requested,")
     print("heap = bytes inside the heap segment, segs = PT_LOAD segments read of all);")
-    print("mmap = bytes of the core mapped (touched pages unknown to strace); cold = core's")
+    print("mmap = bytes of the core's memory segments mapped (touched pages unknown to strace); cold = core's")
     print(f"pages evicted (fadvise DONTNEED), one run, then mincore (includes readahead, "
           f"read_ahead_kb={meta.get('read_ahead_kb', '?')}).")
     print()
@@ -449,7 +453,7 @@ def cmd_report_bt(tsv):
               + (f" (/bin/true {num(tr, 'med_ms'):.2f} ms)" if tr and num(tr, "med_ms") else ""))
     print()
     print("I/O on the core file (strace -f -y: read/pread64 bytes requested; heap = inside the")
-    print("heap segment; segs = PT_LOAD segments read of all; mmap = bytes of the core mapped;")
+    print("heap segment; segs = PT_LOAD segments read of all; mmap = bytes of its memory segments mapped;")
     print("stack = inside the threads' stack segments; unwalked = of those, outside the part")
     print("from each stack pointer's page (less the red zone) up to")
     print(f"{meta.get('walk_top', '?')})")
