@@ -2,12 +2,15 @@
 /* fuzz_jobjson: the input is the per-rank documents of an MPI job as the job view reads
  * them (`coreq mqd RANK.json...`: made elsewhere, so as hostile as a core): JSON texts
  * separated by NUL bytes. Each that parses becomes one document of the job; the job view
- * (matching, wait-for graph, cycles, stalls; mqd/job.c) and its DOT text are made. */
+ * (matching, wait-for graph, cycles, stalls; mqd/job.c) and its DOT text are made. The
+ * same documents go to a stack tree (job/tree.h: `coreq stacks BT.json|TREE.json...`),
+ * whose JSON, text and DOT are made too. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "job/tree.h"
 #include "mqd/job.h"
 
 #define MAX_DOCS 256
@@ -29,6 +32,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *dot = cq_mqd_job_dot(job);
 	free(dot);
 	json_decref(job);
+
+	static FILE *null;
+	if (!null)
+		null = fopen("/dev/null", "w");
+	struct cq_tree *t = cq_tree_create(size % 3 == 0 ? CQ_TREE_BY_FUNCTION : size % 3 == 1 ? CQ_TREE_BY_LINE
+											: CQ_TREE_BY_MODULE,
+					    size & 4);
+	json_t *d;
+	size_t i;
+	json_array_foreach(docs, i, d) {
+		const char *schema = json_string_value(json_object_get(d, "schema"));
+		struct cq_error *err = schema && !strcmp(schema, "coreq-stacks/1") ? cq_tree_add_tree(t, d, "doc")
+										   : cq_tree_add_bt(t, d, "doc");
+		cq_error_destroy(err);
+	}
+	json_t *tree = t ? cq_tree_json(t) : NULL;
+	cq_tree_destroy(t);
+	if (tree) {
+		free(cq_tree_dot(tree));
+		if (null)
+			cq_tree_print(tree, null, size & 8);
+		/* and read back, as a tree input of the next merge */
+		struct cq_tree *t2 = cq_tree_create(size % 3 == 0 ? CQ_TREE_BY_FUNCTION : size % 3 == 1 ? CQ_TREE_BY_LINE
+												: CQ_TREE_BY_MODULE,
+						    size & 4);
+		if (t2) {
+			cq_error_destroy(cq_tree_add_tree(t2, tree, "tree"));
+			json_decref(cq_tree_json(t2));
+			cq_tree_destroy(t2);
+		}
+	}
+	json_decref(tree);
 	json_decref(docs);
 	return 0;
 }

@@ -99,6 +99,16 @@ for f in glob.glob(os.path.join(sys.argv[1], "*", "golden", "job.json")):
     name = os.path.basename(os.path.dirname(os.path.dirname(f)))
     with open(os.path.join(sys.argv[2], "job-" + name), "wb") as out:
         out.write(b"\0".join(json.dumps(r, separators=(",", ":")).encode() for r in ranks))
+# the stack tree's inputs: bt documents of the fixture cores (two copies: a merge), and a tree
+root = os.path.dirname(sys.argv[1])
+for f in glob.glob(os.path.join(root, "core", "*", "golden", "bt.json")):
+    name = os.path.basename(os.path.dirname(os.path.dirname(f)))
+    doc = json.dumps(json.load(open(f)), separators=(",", ":")).encode()
+    with open(os.path.join(sys.argv[2], "bt-" + name), "wb") as out:
+        out.write(doc + b"\0" + doc)
+for f in glob.glob(os.path.join(root, "stacks", "golden", "*.json")):
+    with open(os.path.join(sys.argv[2], "tree-" + os.path.basename(f)[:-5]), "wb") as out:
+        out.write(json.dumps(json.load(open(f)), separators=(",", ":")).encode())
 PY
 		fi
 		if [ -d "$gen/$t" ]; then cp "$gen/$t"/* "$c/"; fi

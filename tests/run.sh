@@ -84,6 +84,7 @@ part "backtraces (12 fixture cores)" python3 tests/fixture/bt.py
 part "backtraces against gdb and eu-stack (12 fixture cores, 2 signal cores)" python3 tests/fixture/bt_ref.py
 part "backtraces through signal frames (fixtures/signal)" python3 tests/fixture/bt_signal.py
 part "backtraces from bundles (12 fixture cores)" python3 tests/fixture/bt_bundle.py
+part "stack tree across processes (coreq stacks)" python3 tests/fixture/stacks.py
 part "backtraces through libomp (OpenMP fixture bundles)" python3 tests/fixture/bt_omp.py
 part "hostile stacks" python3 tests/fixture/hostile_bt.py
 untouched() {

@@ -8,6 +8,7 @@
 #ifndef COREQ_CLI_H
 #define COREQ_CLI_H
 
+#include "job/tree.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -50,6 +51,8 @@ struct cq_cli {
 	unsigned max_frames; /**< bt: frames per thread (0: default) */
 	bool all_lines;      /**< bt: source lines in system modules too */
 	bool bfd;            /**< info/threads: libbfd's identification too (--bfd) */
+	bool all_threads;    /**< stacks: every thread's stack, not one per process */
+	enum cq_tree_label tree_by; /**< stacks: node labels (--by) */
 	bool regs;           /**< threads: include all registers (default for `threads`) */
 	char **args;         /**< positional arguments after the command */
 	int nargs;
@@ -78,6 +81,7 @@ int cq_cmd_ompd(struct cq_cli *cli);
 int cq_cmd_mqd(struct cq_cli *cli);
 int cq_cmd_events(struct cq_cli *cli);
 int cq_cmd_bt(struct cq_cli *cli);
+int cq_cmd_stacks(struct cq_cli *cli);
 
 /** Text lines of one thread's events (cmd_events.c), each line starting with @p indent. */
 void cq_events_print_thread(json_t *ring, const char *indent);
@@ -105,6 +109,22 @@ json_t *cq_json_addr(uint64_t v);
  * its leak check still covers every block.
  */
 void cq_release(json_t *doc, struct cq_core *core);
+
+/** Per-process documents larger than this are not read (a rank of many communicators
+ * and long queues is a few MB; the bound keeps a hostile file from costing gigabytes). */
+#define MAX_DOC_BYTES (256u << 20)
+
+/** Whether @p path names a JSON document (".json") rather than a core. */
+bool cq_is_json_input(const char *path);
+
+/** A JSON document the user gave: a regular file (a FIFO would block) of at most
+ * MAX_DOC_BYTES. NULL with *@p why_ret (caller frees) when it cannot be read or parsed. */
+json_t *cq_load_doc(const char *path, char **why_ret);
+
+/** The graph @p text (DOT; freed here, NULL: out of memory) to cli->dot, and as SVG through
+ * graphviz's dot to cli->svg. Both are outputs (corelib/output.h): refused when they name
+ * an input of this run, written beside their name and renamed. An exit status. */
+int cq_write_graph(struct cq_cli *cli, char *text);
 
 /** Parse a number (decimal or 0x hex); false if invalid. */
 bool cq_parse_u64(const char *s, uint64_t *ret);

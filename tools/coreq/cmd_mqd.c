@@ -135,42 +135,6 @@ static json_t *rank_doc(struct cq_cli *cli, const char *path)
 	return doc;
 }
 
-static bool is_json_input(const char *path)
-{
-	size_t n = strlen(path);
-	return n > 5 && strcmp(path + n - 5, ".json") == 0;
-}
-
-/* Largest per-rank document read (a rank of many communicators and long queues is a few
- * MB; the bound keeps a hostile file from costing gigabytes). */
-#define MAX_DOC_BYTES (256u << 20)
-
-/* A per-rank JSON document given by the user: a regular file (a FIFO would block) of
- * bounded size. NULL with *why_ret set when it cannot be read. */
-static json_t *load_doc(const char *path, char **why_ret)
-{
-	int fd;
-	struct stat st;
-	json_error_t jerr;
-	*why_ret = NULL;
-	struct cq_error *err = cq_open_regular(path, NULL, &fd);
-	if (err) {
-		*why_ret = strdup(err->message);
-		cq_error_destroy(err);
-		return NULL;
-	}
-	json_t *doc = NULL;
-	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > MAX_DOC_BYTES) {
-		if (asprintf(why_ret, "%s: %lld bytes, more than a per-rank document can be (%u MiB): not read", path,
-			     (long long)st.st_size, MAX_DOC_BYTES >> 20) < 0)
-			*why_ret = NULL;
-	} else {
-		doc = json_loadfd(fd, 0, &jerr);
-	}
-	close(fd);
-	return doc;
-}
-
 /* The per-rank phase over @p n inputs, in @p workers processes: each takes the next input
  * from a shared pipe (so a slow core does not hold up a fixed share) and writes its
  * document to DIR/INDEX.json; progress goes to a terminal. Per-rank JSON inputs (made by
@@ -184,7 +148,7 @@ static json_t *per_rank(struct cq_cli *cli, char **inputs, int n, int workers)
 		return docs;
 	int ncores = 0;
 	for (int i = 0; i < n; i++)
-		if (!is_json_input(inputs[i]) && write(todo[1], &i, sizeof(i)) == (ssize_t)sizeof(i))
+		if (!cq_is_json_input(inputs[i]) && write(todo[1], &i, sizeof(i)) == (ssize_t)sizeof(i))
 			ncores++;
 	close(todo[1]);
 	if (workers > ncores)
@@ -225,9 +189,9 @@ static json_t *per_rank(struct cq_cli *cli, char **inputs, int n, int workers)
 		char path[64];
 		json_error_t jerr;
 		json_t *doc;
-		if (is_json_input(inputs[i])) {
+		if (cq_is_json_input(inputs[i])) {
 			char *why = NULL;
-			doc = load_doc(inputs[i], &why);
+			doc = cq_load_doc(inputs[i], &why);
 			if (!doc || strcmp(json_string_value(json_object_get(doc, "schema")) ?: "", "coreq-mqd/1")) {
 				json_decref(doc);
 				doc = json_pack("{s:s, s:o, s:o}", "schema", "coreq-mqd/1", "core", cq_json_str(inputs[i]),
@@ -308,126 +272,6 @@ static void print_job(json_t *job)
 		printf("no deadlock found\n");
 }
 
-/* Render DOT @p text as SVG into @p fd with graphviz's dot, run directly (no shell: the
- * output name never reaches a command line). CQ_EXIT_OK, or why not on stderr. */
-static int render_svg(const char *text, int fd, const char *svg)
-{
-	int in[2];
-	if (pipe2(in, O_CLOEXEC) != 0) {
-		fprintf(stderr, "coreq: no SVG: %s\n", strerror(errno));
-		return CQ_EXIT_INTERNAL;
-	}
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, fd, 1);
-	char *argv[] = {"dot", "-Tsvg", NULL};
-	extern char **environ;
-	pid_t pid;
-	int e = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(in[0]);
-	if (e) {
-		close(in[1]);
-		if (e == ENOENT) {
-			fprintf(stderr, "coreq: no SVG: graphviz's dot is not installed (apt-get install graphviz); the DOT text is in --dot\n");
-			return CQ_EXIT_PARTIAL;
-		}
-		fprintf(stderr, "coreq: no SVG: cannot run dot: %s\n", strerror(e));
-		return CQ_EXIT_INTERNAL;
-	}
-	size_t len = strlen(text), off = 0;
-	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-	while (off < len) {
-		ssize_t n = write(in[1], text + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
-	close(in[1]);
-	signal(SIGPIPE, old);
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (off < len || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		fprintf(stderr, "coreq: dot -Tsvg failed for %s\n", svg);
-		return CQ_EXIT_IO;
-	}
-	return CQ_EXIT_OK;
-}
-
-/* DOT to @p dot, and SVG to @p svg through graphviz's dot when it is installed. Both are
- * outputs (corelib/output.h): refused when they are an input of this run (a core, a
- * document, the executable, a type donor), written beside their name and renamed. */
-static int write_graph(struct cq_cli *cli, json_t *job, const char *dot, const char *svg)
-{
-	char *text = cq_mqd_job_dot(job);
-	if (!text)
-		return CQ_EXIT_INTERNAL;
-	const char **inputs = calloc((size_t)cli->nargs + 66, sizeof(char *));
-	char *donors = cli->opts.type_donors ? strdup(cli->opts.type_donors) : NULL;
-	size_t n = 0;
-	if (!inputs) {
-		free(text);
-		free(donors);
-		return CQ_EXIT_INTERNAL;
-	}
-	for (int i = 0; i < cli->nargs; i++)
-		inputs[n++] = cli->args[i];
-	inputs[n++] = cli->opts.exe;
-	for (char *save = NULL, *d = donors ? strtok_r(donors, ":", &save) : NULL; d && n < (size_t)cli->nargs + 65;
-	     d = strtok_r(NULL, ":", &save))
-		inputs[n++] = d;
-	int rc = CQ_EXIT_OK;
-	for (int g = 0; g < 2; g++) {
-		const char *path = g ? svg : dot;
-		if (!path)
-			continue;
-		struct cq_output out;
-		struct cq_error *err = cq_output_begin(path, g ? "--svg" : "--dot", inputs, n, &out);
-		int grc = CQ_EXIT_OK;
-		if (err) {
-			grc = err->code == CQ_ERR_USAGE ? CQ_EXIT_USAGE : CQ_EXIT_IO;
-			fprintf(stderr, "coreq: %s\n", cq_esc(err->message));
-			cq_error_destroy(err);
-		} else {
-			if (g) {
-				grc = render_svg(text, out.fd, svg);
-			} else {
-				size_t len = strlen(text), off = 0;
-				while (off < len) {
-					ssize_t w = write(out.fd, text + off, len - off);
-					if (w < 0 && errno == EINTR)
-						continue;
-					if (w <= 0)
-						break;
-					off += (size_t)w;
-				}
-				if (off < len) {
-					fprintf(stderr, "coreq: cannot write %s: %s\n", dot, strerror(errno));
-					grc = CQ_EXIT_IO;
-				}
-			}
-			if (grc == CQ_EXIT_OK) {
-				if ((err = cq_output_commit(&out))) {
-					fprintf(stderr, "coreq: %s\n", cq_esc(err->message));
-					cq_error_destroy(err);
-					grc = CQ_EXIT_IO;
-				}
-			} else {
-				cq_output_abort(&out);
-			}
-		}
-		if (grc > rc)
-			rc = grc;
-	}
-	free(inputs);
-	free(donors);
-	free(text);
-	return rc;
-}
 
 int cq_cmd_mqd(struct cq_cli *cli)
 {
@@ -435,7 +279,7 @@ int cq_cmd_mqd(struct cq_cli *cli)
 		fprintf(stderr, "coreq: usage: coreq mqd CORE|RANK.json... [--exe EXE] [--types DONOR] [--mqd-plugin DLL] [--dot FILE] [--svg FILE] [--workers N]\n");
 		return CQ_EXIT_USAGE;
 	}
-	if (cli->nargs > 1 || cli->dot || cli->svg || is_json_input(cli->args[0])) {
+	if (cli->nargs > 1 || cli->dot || cli->svg || cq_is_json_input(cli->args[0])) {
 		long n = cli->workers ? cli->workers : sysconf(_SC_NPROCESSORS_ONLN);
 		json_t *docs = per_rank(cli, cli->args, cli->nargs, n > 0 ? (int)n : 1);
 		json_t *job = cq_mqd_job(docs);
@@ -443,7 +287,7 @@ int cq_cmd_mqd(struct cq_cli *cli)
 		int rc = json_array_size(json_object_get(job, "failed")) || json_array_size(json_object_get(job, "problems")) ?
 				 CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 		if (cli->dot || cli->svg) {
-			int grc = write_graph(cli, job, cli->dot, cli->svg);
+			int grc = cq_write_graph(cli, cq_mqd_job_dot(job));
 			if (grc > rc)
 				rc = grc;
 		}

@@ -27,6 +27,8 @@ static const struct {
 	 "                                   the job view (deadlocks, unmatched operations)"},
 	{"events", cq_cmd_events, "events CORE [EXE]          last events of every thread (coreq's flight recorder)"},
 	{"bt", cq_cmd_bt, "bt CORE [EXE]              backtrace of every thread, the crashing one first"},
+	{"stacks", cq_cmd_stacks, "stacks CORE|BT.json|TREE.json...  the stacks of many processes as one\n"
+	 "                                   prefix tree (STAT's view), tasks as ranges"},
 	{"bundle", cq_cmd_bundle, "bundle CORE [EXE] -o OUT   core + symbols and read-only data it needs, one file"},
 };
 
@@ -60,7 +62,12 @@ static void usage(FILE *f)
 		"      --mqd-allow-untrusted  mqd: load a DLL the core names from anywhere\n"
 		"      --mqd-vendor           mqd: Open MPI 4.1: its own DLL, not coreq's (which shows\n"
 		"                             the unexpected queue and serves any host)\n"
-		"      --dot FILE, --svg FILE mqd job view: the wait-for graph (SVG needs graphviz)\n"
+		"      --dot FILE, --svg FILE mqd job view: the wait-for graph; stacks: the tree (SVG\n"
+		"                             needs graphviz)\n"
+		"      --threads              stacks: every thread's stack (default: one per process,\n"
+		"                             the crashing thread)\n"
+		"      --by function|line|module  stacks: what a node is (default function; module+offset\n"
+		"                             needs no symbols)\n"
 		"      --workers N            mqd job view: rank cores analyzed in parallel (default: CPUs)\n"
 		"      --last N               events: per thread (default 16; 0: all)\n"
 		"      --max-frames N         bt: frames per thread (default 256)\n"
@@ -108,6 +115,8 @@ int main(int argc, char **argv)
 		{"max-frames", required_argument, NULL, 'F'},
 		{"all-lines", no_argument, NULL, 'A'},
 		{"bfd", no_argument, NULL, 'B'},
+		{"threads", no_argument, NULL, 'H'},
+		{"by", required_argument, NULL, 'y'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -120,6 +129,19 @@ int main(int argc, char **argv)
 		case 'j': cli.json = true; break;
 		case 'A': cli.all_lines = true; break;
 		case 'B': cli.bfd = true; break;
+		case 'H': cli.all_threads = true; break;
+		case 'y':
+			if (!strcmp(optarg, "function"))
+				cli.tree_by = CQ_TREE_BY_FUNCTION;
+			else if (!strcmp(optarg, "line"))
+				cli.tree_by = CQ_TREE_BY_LINE;
+			else if (!strcmp(optarg, "module"))
+				cli.tree_by = CQ_TREE_BY_MODULE;
+			else {
+				fprintf(stderr, "coreq: bad --by %s (function, line or module)\n", cq_esc(optarg));
+				return CQ_EXIT_USAGE;
+			}
+			break;
 		case 'F':
 			if (!cq_parse_u64(optarg, &v) || !v || v > 100000) {
 				fprintf(stderr, "coreq: bad --max-frames %s (1..100000)\n", optarg);

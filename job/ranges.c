@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/* Task-id sets as ranges (ranges.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ranges.h"
+
+void cq_ranges_init(struct cq_ranges *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void cq_ranges_deinit(struct cq_ranges *s)
+{
+	free(s->r);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The first range whose hi + 1 >= @p lo (the first one @p lo could touch). */
+static size_t lower(const struct cq_ranges *s, uint64_t lo)
+{
+	size_t a = 0, b = s->n;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (s->r[m].hi + 1 < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+struct cq_error *cq_ranges_add(struct cq_ranges *s, uint64_t lo, uint64_t hi)
+{
+	if (lo > hi || hi >= CQ_TASK_MAX)
+		return cq_error_create(CQ_ERR_USAGE, "task range %llu-%llu is not below %llu",
+				       (unsigned long long)lo, (unsigned long long)hi,
+				       (unsigned long long)CQ_TASK_MAX);
+	/* the common case: ids come in increasing order */
+	if (s->n && s->r[s->n - 1].hi + 1 >= lo && s->r[s->n - 1].lo <= lo) {
+		if (hi > s->r[s->n - 1].hi)
+			s->r[s->n - 1].hi = hi;
+		return NULL;
+	}
+	size_t i = lower(s, lo), j = i;
+	/* [i, j): the ranges [lo, hi] touches, merged into one */
+	while (j < s->n && s->r[j].lo <= hi + 1)
+		j++;
+	if (i < j) {
+		if (s->r[i].lo < lo)
+			lo = s->r[i].lo;
+		if (s->r[j - 1].hi > hi)
+			hi = s->r[j - 1].hi;
+		s->r[i] = (struct cq_range){lo, hi};
+		memmove(s->r + i + 1, s->r + j, (s->n - j) * sizeof(*s->r));
+		s->n -= j - i - 1;
+		return NULL;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 4;
+		struct cq_range *r = realloc(s->r, cap * sizeof(*r));
+		if (!r)
+			return &cq_error_nomem;
+		s->r = r;
+		s->cap = cap;
+	}
+	memmove(s->r + i + 1, s->r + i, (s->n - i) * sizeof(*s->r));
+	s->r[i] = (struct cq_range){lo, hi};
+	s->n++;
+	return NULL;
+}
+
+struct cq_error *cq_ranges_union(struct cq_ranges *dst, const struct cq_ranges *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		struct cq_error *err = cq_ranges_add(dst, src->r[i].lo, src->r[i].hi);
+		if (err)
+			return err;
+	}
+	return NULL;
+}
+
+int cq_ranges_has(const struct cq_ranges *s, uint64_t id)
+{
+	size_t i = lower(s, id);
+	return i < s->n && s->r[i].lo <= id && id <= s->r[i].hi;
+}
+
+uint64_t cq_ranges_count(const struct cq_ranges *s)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		n += s->r[i].hi - s->r[i].lo + 1;
+	return n;
+}
+
+char *cq_ranges_format(const struct cq_ranges *s)
+{
+	size_t cap = s->n * 32 + 1, len = 0;
+	char *out = malloc(cap);
+	if (!out)
+		return NULL;
+	out[0] = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		int w = s->r[i].lo == s->r[i].hi
+				? snprintf(out + len, cap - len, "%s%llu", i ? "," : "", (unsigned long long)s->r[i].lo)
+				: snprintf(out + len, cap - len, "%s%llu-%llu", i ? "," : "",
+					   (unsigned long long)s->r[i].lo, (unsigned long long)s->r[i].hi);
+		len += (size_t)w;
+	}
+	return out;
+}
+
+static const char *number(const char *p, uint64_t *v)
+{
+	if (*p < '0' || *p > '9')
+		return NULL;
+	uint64_t x = 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		x = x * 10 + (uint64_t)(*p - '0');
+		if (x >= CQ_TASK_MAX)
+			return NULL;
+	}
+	*v = x;
+	return p;
+}
+
+struct cq_error *cq_ranges_parse(const char *text, struct cq_ranges *s)
+{
+	const char *p = text;
+	if (!*p)
+		return NULL;
+	for (;;) {
+		uint64_t lo, hi;
+		const char *q = number(p, &lo);
+		if (q && *q == '-')
+			q = number(q + 1, &hi);
+		else
+			hi = lo;
+		if (!q || lo > hi)
+			return cq_error_create(CQ_ERR_FORMAT, "task set \"%.40s\": bad range at character %zu "
+					       "(want N or N-M, N <= M < 2^48, comma-separated)", text, (size_t)(p - text) + 1);
+		struct cq_error *err = cq_ranges_add(s, lo, hi);
+		if (err)
+			return err;
+		if (!*q)
+			return NULL;
+		if (*q != ',')
+			return cq_error_create(CQ_ERR_FORMAT, "task set \"%.40s\": unexpected character at %zu",
+					       text, (size_t)(q - text) + 1);
+		p = q + 1;
+	}
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file tree.h
+ * The stack prefix tree of a job (STAT's 2D view, from cores): the stacks of many
+ * processes, or of all their threads, merged by call prefix from the outermost frame in.
+ * A node is a frame, labelled by its function, its function and source line, or its
+ * module and offset (which needs no symbols); it carries the set of tasks that reached it
+ * (ranges.h), how many processes and threads, and the tasks whose stack ends there (the
+ * leaf classes: tasks sharing one path).
+ *
+ * Documents in, documents out: stacks come as `coreq bt --json` documents (coreq-bt/2),
+ * trees as coreq-stacks/1 documents (doc/json-schema.md), so a job merges in steps under
+ * whatever launcher runs them (tree + tree -> tree). Task ids are MPI ranks where the
+ * input says so ("task" in a bt document), else input order; a merge never mixes the two.
+ */
+#ifndef COREQ_JOB_TREE_H
+#define COREQ_JOB_TREE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "corelib/error.h"
+
+enum cq_tree_label {
+	CQ_TREE_BY_FUNCTION, /**< the (demangled) function, else module+offset */
+	CQ_TREE_BY_LINE,     /**< the function and file:line where there is one */
+	CQ_TREE_BY_MODULE,   /**< module+offset: no symbols needed */
+};
+
+struct cq_tree;
+
+/** An empty tree; @p all_threads: every thread's stack, else one per process (the
+ * crashing thread, else the first). NULL when out of memory. */
+struct cq_tree *cq_tree_create(enum cq_tree_label by, bool all_threads);
+void cq_tree_destroy(struct cq_tree *t);
+
+/** Add the stacks of one process, a coreq-bt/2 document; @p name says where it came from
+ * (for errors). Its task id is its "task" member when it has one, else the next in input
+ * order. */
+struct cq_error *cq_tree_add_bt(struct cq_tree *t, const json_t *bt, const char *name);
+
+/** Add a merged tree, a coreq-stacks/1 document made with the same labels and thread mode;
+ * tasks numbered by input order continue after those already added. */
+struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const char *name);
+
+/** The tree as a coreq-stacks/1 document (children by descending task count, then label;
+ * the leaf classes the same). NULL when out of memory. */
+json_t *cq_tree_json(const struct cq_tree *t);
+
+/** A coreq-stacks/1 document as an indented text tree; @p color: ANSI colors (a terminal
+ * without NO_COLOR). Strings from cores are escaped. */
+void cq_tree_print(const json_t *doc, FILE *out, bool color);
+
+/** A coreq-stacks/1 document in DOT, in STAT's conventions (node label: the frame; edge
+ * label: "count:[ranges]"); caller frees; NULL when out of memory. */
+char *cq_tree_dot(const json_t *doc);
+
+#endif

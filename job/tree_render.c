@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/* A coreq-stacks/1 document as a text tree and as DOT (tree.h). Both read the document,
+ * so a tree merged elsewhere and saved prints the same. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "corelib/text.h"
+#include "tree.h"
+
+static const char *jstr(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static json_int_t jint(const json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+struct printer {
+	FILE *out;
+	bool color, all_threads;
+	char prefix[2 * 1000 * 3 + 1]; /* "|  " per level */
+	size_t plen;
+};
+
+/* "[3: 0-2]", or with every thread "[3 tasks: 0-2, 12 threads]" */
+static void counts(const struct printer *p, const json_t *n, const char *tasks_key, const char *count_key,
+		   const char *threads_key)
+{
+	char *r = cq_text_escape(jstr(n, tasks_key) ?: "");
+	long long tasks = (long long)jint(n, count_key), threads = (long long)jint(n, threads_key);
+	fprintf(p->out, "  %s[%lld%s: %s", p->color ? "\033[36m" : "", tasks,
+		!p->all_threads ? "" : tasks == 1 ? " task" : " tasks", r ? r : "?");
+	if (p->all_threads)
+		fprintf(p->out, ", %lld thread%s", threads, threads == 1 ? "" : "s");
+	fprintf(p->out, "]%s", p->color ? "\033[0m" : "");
+	free(r);
+}
+
+static void print_node(struct printer *p, const json_t *n, bool last, bool root)
+{
+	char *label = cq_text_escape(jstr(n, "label") ?: "?");
+	fprintf(p->out, "%.*s%s%s%s%s", (int)p->plen, p->prefix, root ? "" : last ? "`- " : "+- ",
+		p->color && json_array_size(json_object_get(n, "children")) != 1 ? "\033[1m" : "", label ? label : "?",
+		p->color && json_array_size(json_object_get(n, "children")) != 1 ? "\033[0m" : "");
+	free(label);
+	counts(p, n, "tasks", "task_count", "thread_count");
+	if (jint(n, "end_thread_count") && json_array_size(json_object_get(n, "children")))
+		fprintf(p->out, "  (%lld end here)", (long long)jint(n, "end_thread_count"));
+	fputc('\n', p->out);
+	size_t saved = p->plen;
+	if (!root && p->plen + 3 < sizeof(p->prefix)) {
+		memcpy(p->prefix + p->plen, last ? "   " : "|  ", 3);
+		p->plen += 3;
+	}
+	const json_t *kids = json_object_get(n, "children"), *k;
+	size_t i;
+	json_array_foreach(kids, i, k)
+		print_node(p, k, i + 1 == json_array_size(kids), false);
+	p->plen = saved;
+}
+
+void cq_tree_print(const json_t *doc, FILE *out, bool color)
+{
+	struct printer p = {.out = out, .color = color, .all_threads = json_is_true(json_object_get(doc, "all_threads"))};
+	const char *src = jstr(doc, "task_source") ?: "order";
+	char *tasks = cq_text_escape(jstr(doc, "tasks") ?: "");
+	fprintf(out, "%lld processes (tasks %s, numbered by %s), %s, by %s\n", (long long)jint(doc, "task_count"),
+		tasks ? tasks : "?", !strcmp(src, "rank") ? "MPI rank" : "input order",
+		p.all_threads ? "every thread" : "one stack per process", jstr(doc, "by") ?: "?");
+	free(tasks);
+	print_node(&p, json_object_get(doc, "root"), true, true);
+	const json_t *classes = json_object_get(doc, "classes"), *c;
+	size_t i;
+	if (json_array_size(classes))
+		fprintf(out, "\n%zu classes (tasks sharing one path):\n", json_array_size(classes));
+	json_array_foreach(classes, i, c) {
+		counts(&p, c, "tasks", "task_count", "thread_count");
+		const json_t *path = json_object_get(c, "path");
+		size_t n = json_array_size(path);
+		fputs(n > 3 ? " ... " : " ", out);
+		for (size_t k = n > 3 ? n - 3 : 0; k < n; k++) {
+			char *l = cq_text_escape(json_string_value(json_array_get(path, k)) ?: "?");
+			fprintf(out, "%s%s", l ? l : "?", k + 1 < n ? " > " : "");
+			free(l);
+		}
+		fputc('\n', out);
+	}
+	const json_t *pr;
+	json_array_foreach(json_object_get(doc, "problems"), i, pr) {
+		char *item = cq_text_escape(jstr(pr, "item") ?: "?"), *msg = cq_text_escape(jstr(pr, "message") ?: "?");
+		fprintf(out, "%s  %s: %s\n", i ? "" : "\nproblems:\n", item ? item : "?", msg ? msg : "?");
+		free(item);
+		free(msg);
+	}
+}
+
+/* ---- DOT ---- */
+
+struct buf {
+	char *s;
+	size_t len, cap;
+	bool failed;
+};
+
+static void put(struct buf *b, const char *s, size_t n)
+{
+	if (b->failed)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = realloc(b->s, cap);
+		if (!p) {
+			b->failed = true;
+			return;
+		}
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = 0;
+}
+
+static void puts_(struct buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+/* @p s inside a DOT string: escaped as text (controls, invalid UTF-8), then quotes */
+static void put_quoted(struct buf *b, const char *s)
+{
+	char *e = cq_text_escape(s ? s : "?");
+	put(b, "\"", 1);
+	for (const char *p = e ? e : "?"; *p; p++)
+		if (*p == '"')
+			put(b, "\\\"", 2);
+		else
+			put(b, p, 1);
+	put(b, "\"", 1);
+	free(e);
+}
+
+static void dot_node(struct buf *b, const json_t *n, unsigned long *next)
+{
+	unsigned long id = (*next)++;
+	char tmp[64];
+	snprintf(tmp, sizeof(tmp), "  n%lu [label=", id);
+	puts_(b, tmp);
+	put_quoted(b, jstr(n, "label"));
+	puts_(b, "];\n");
+	const json_t *k;
+	size_t i;
+	json_array_foreach(json_object_get(n, "children"), i, k) {
+		unsigned long kid = *next;
+		dot_node(b, k, next);
+		char *r = NULL;
+		if (asprintf(&r, "%lld:[%s]", (long long)jint(k, "task_count"), jstr(k, "tasks") ?: "") < 0)
+			r = NULL;
+		snprintf(tmp, sizeof(tmp), "  n%lu -> n%lu [label=", id, kid);
+		puts_(b, tmp);
+		put_quoted(b, r ? r : "?");
+		puts_(b, "];\n");
+		free(r);
+	}
+}
+
+char *cq_tree_dot(const json_t *doc)
+{
+	struct buf b = {0};
+	unsigned long next = 0;
+	puts_(&b, "digraph stacks {\n  node [shape=box, fontname=\"monospace\"];\n");
+	dot_node(&b, json_object_get(doc, "root"), &next);
+	puts_(&b, "}\n");
+	if (b.failed) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
