@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "corelib/core.h"
+#include "corelib/environ.h"
 #include "corelib/image.h"
 #include "fuzz_common.h"
 
@@ -79,6 +80,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		drop(err);
 	}
 	struct cq_symref ref;
+	/* the initial environment (launchers' rank variables) */
+	static const char *const env_names[] = {"OMPI_COMM_WORLD_RANK", "PATH", "HOME"};
+	size_t which;
+	char *env_value = NULL;
+	drop(cq_core_getenv(core, env_names, 3, &which, &env_value));
+	free(env_value);
 	drop(cq_core_lookup(core, "main", NULL, &ref));
 	for (size_t i = 0; i < core->nimages; i++) {
 		(void)cq_core_image_at(core, core->images[i].start);

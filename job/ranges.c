@@ -52,21 +52,21 @@ struct cq_error *cq_ranges_add(struct cq_ranges *s, uint64_t lo, uint64_t hi)
 			lo = s->r[i].lo;
 		if (s->r[j - 1].hi > hi)
 			hi = s->r[j - 1].hi;
-		s->r[i] = (struct cq_range){lo, hi};
+		s->r[i] = (struct cq_task_range){lo, hi};
 		memmove(s->r + i + 1, s->r + j, (s->n - j) * sizeof(*s->r));
 		s->n -= j - i - 1;
 		return NULL;
 	}
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 4;
-		struct cq_range *r = realloc(s->r, cap * sizeof(*r));
+		struct cq_task_range *r = realloc(s->r, cap * sizeof(*r));
 		if (!r)
 			return &cq_error_nomem;
 		s->r = r;
 		s->cap = cap;
 	}
 	memmove(s->r + i + 1, s->r + i, (s->n - i) * sizeof(*s->r));
-	s->r[i] = (struct cq_range){lo, hi};
+	s->r[i] = (struct cq_task_range){lo, hi};
 	s->n++;
 	return NULL;
 }

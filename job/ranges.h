@@ -17,12 +17,12 @@
 /** Task ids are below this (2^48: more than any job, and exact in a JSON number). */
 #define CQ_TASK_MAX (UINT64_C(1) << 48)
 
-struct cq_range {
+struct cq_task_range {
 	uint64_t lo, hi; /**< inclusive */
 };
 
 struct cq_ranges {
-	struct cq_range *r; /**< sorted by lo; disjoint and not adjacent */
+	struct cq_task_range *r; /**< sorted by lo; disjoint and not adjacent */
 	size_t n, cap;
 };
 

@@ -25,6 +25,7 @@ struct cq_tree {
 	struct node root;
 	enum source source;
 	uint64_t next_order; /* the next task id by input order */
+	json_t *rank_from;   /* the variables ranks came from (bt's "task_source"), distinct */
 	json_t *problems;
 };
 
@@ -39,9 +40,11 @@ static const char *const source_names[] = {"none", "order", "rank"};
 struct cq_tree *cq_tree_create(enum cq_tree_label by, bool all_threads)
 {
 	struct cq_tree *t = calloc(1, sizeof(*t));
-	if (!t || !(t->root.label = strdup("/")) || !(t->problems = json_array())) {
-		if (t)
+	if (!t || !(t->root.label = strdup("/")) || !(t->problems = json_array()) || !(t->rank_from = json_array())) {
+		if (t) {
 			free(t->root.label);
+			json_decref(t->problems);
+		}
 		free(t);
 		return NULL;
 	}
@@ -69,6 +72,7 @@ void cq_tree_destroy(struct cq_tree *t)
 		return;
 	node_free(&t->root);
 	json_decref(t->problems);
+	json_decref(t->rank_from);
 	free(t);
 }
 
@@ -115,6 +119,20 @@ static char *frame_label(const struct cq_tree *t, const json_t *f)
 	else
 		r = asprintf(&s, "%s", fn);
 	return r < 0 ? NULL : s;
+}
+
+/* Note @p var (where a rank came from) once. */
+static void rank_from(struct cq_tree *t, const char *var)
+{
+	size_t i;
+	json_t *v;
+	if (!var)
+		return;
+	json_array_foreach(t->rank_from, i, v)
+		if (!strcmp(json_string_value(v) ?: "", var))
+			return;
+	if (json_array_size(t->rank_from) < 16) /* a tree read back may list many */
+		json_array_append_new(t->rank_from, cq_json_str(var));
 }
 
 static struct cq_error *source_check(struct cq_tree *t, enum source s, const char *name)
@@ -182,6 +200,7 @@ struct cq_error *cq_tree_add_bt(struct cq_tree *t, const json_t *bt, const char 
 		task = (uint64_t)json_integer_value(tj);
 		if ((err = source_check(t, SOURCE_RANK, name)))
 			return err;
+		rank_from(t, jstr(bt, "task_source"));
 	} else {
 		if ((err = source_check(t, SOURCE_ORDER, name)))
 			return err;
@@ -322,6 +341,8 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
 	size_t i;
 	json_array_foreach(json_object_get(tree, "problems"), i, p)
 		json_array_append(t->problems, (json_t *)p);
+	json_array_foreach(json_object_get(tree, "rank_from"), i, p)
+		rank_from(t, json_string_value(p));
 	return NULL;
 }
 
@@ -420,8 +441,9 @@ json_t *cq_tree_json(const struct cq_tree *t)
 		return NULL;
 	}
 	sorted(classes, by_class);
-	return json_pack("{s:s, s:s, s:b, s:s, s:O, s:O, s:O, s:o, s:o, s:O}", "schema", "coreq-stacks/1", "by",
+	return json_pack("{s:s, s:s, s:b, s:s, s:O, s:O, s:O, s:O, s:o, s:o, s:O}", "schema", "coreq-stacks/1", "by",
 			 by_names[t->by], "all_threads", t->all_threads, "task_source", source_names[t->source],
+			 "rank_from", t->rank_from,
 			 "tasks", json_object_get(root, "tasks"), "task_count", json_object_get(root, "task_count"),
 			 "thread_count", json_object_get(root, "thread_count"), "root", root, "classes", classes,
 			 "problems", t->problems);

@@ -66,9 +66,16 @@ void cq_tree_print(const json_t *doc, FILE *out, bool color)
 	struct printer p = {.out = out, .color = color, .all_threads = json_is_true(json_object_get(doc, "all_threads"))};
 	const char *src = jstr(doc, "task_source") ?: "order";
 	char *tasks = cq_text_escape(jstr(doc, "tasks") ?: "");
-	fprintf(out, "%lld processes (tasks %s, numbered by %s), %s, by %s\n", (long long)jint(doc, "task_count"),
-		tasks ? tasks : "?", !strcmp(src, "rank") ? "MPI rank" : "input order",
-		p.all_threads ? "every thread" : "one stack per process", jstr(doc, "by") ?: "?");
+	fprintf(out, "%lld processes (tasks %s, numbered by %s", (long long)jint(doc, "task_count"), tasks ? tasks : "?",
+		!strcmp(src, "rank") ? "MPI rank" : "input order");
+	const json_t *v;
+	size_t vi;
+	json_array_foreach(json_object_get(doc, "rank_from"), vi, v) {
+		char *e = cq_text_escape(json_string_value(v) ?: "?");
+		fprintf(out, "%s%s", vi ? ", " : ": ", e ? e : "?");
+		free(e);
+	}
+	fprintf(out, "), %s, by %s\n", p.all_threads ? "every thread" : "one stack per process", jstr(doc, "by") ?: "?");
 	free(tasks);
 	print_node(&p, json_object_get(doc, "root"), true, true);
 	const json_t *classes = json_object_get(doc, "classes"), *c;

@@ -110,6 +110,11 @@ json_t *cq_json_addr(uint64_t v);
  */
 void cq_release(json_t *doc, struct cq_core *core);
 
+/** Add to bt document @p bt the process's MPI rank, "task", and the variable it came from,
+ * "task_source", when its initial environment (corelib/environ.h) has a launcher's rank
+ * variable: OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID. */
+void cq_bt_task(struct cq_core *core, json_t *bt);
+
 /** Per-process documents larger than this are not read (a rank of many communicators
  * and long queues is a few MB; the bound keeps a hostile file from costing gigabytes). */
 #define MAX_DOC_BYTES (256u << 20)

@@ -39,6 +39,8 @@ int cq_cmd_bt(struct cq_cli *cli)
 		cq_core_close(core);
 		return cq_fail(err);
 	}
+	if (!opt.tid)
+		cq_bt_task(core, doc);
 	/* the core's own problems (missing files) go with the stacks' */
 	json_t *problems = json_object_get(doc, "problems"), *p;
 	size_t i;

@@ -25,6 +25,7 @@ static json_t *walk_core(struct cq_cli *cli, const char *path, struct cq_error *
 	json_t *bt = NULL;
 	struct cq_stack_options opt = {.max_frames = cli->max_frames};
 	if (!(*err = cq_stack_walk(core, &opt, &bt))) {
+		cq_bt_task(core, bt);
 		/* the core's own problems (missing files) go with the stacks' */
 		json_t *problems = json_object_get(bt, "problems"), *p;
 		json_t *core_problems = cq_json_problems(core);

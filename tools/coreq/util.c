@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corelib/environ.h"
 #include "corelib/text.h"
+#include "job/ranges.h"
 #include "cli.h"
 
 int cq_exit_for(const struct cq_error *err)
@@ -95,6 +97,24 @@ json_t *cq_json_problems(const struct cq_core *core)
 #if defined(__SANITIZE_ADDRESS__)
 #define CQ_FREE_AT_EXIT 1
 #endif
+
+void cq_bt_task(struct cq_core *core, json_t *bt)
+{
+	/* the launchers' rank variables, the most specific first */
+	static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+	size_t which;
+	char *value = NULL, *end;
+	struct cq_error *err = cq_core_getenv(core, names, sizeof(names) / sizeof(names[0]), &which, &value);
+	cq_error_destroy(err); /* no environment in the core: tasks by input order */
+	if (!value)
+		return;
+	unsigned long long v = strtoull(value, &end, 10);
+	if (value[0] >= '0' && value[0] <= '9' && !*end && v < CQ_TASK_MAX) {
+		json_object_set_new(bt, "task", json_integer((json_int_t)v));
+		json_object_set_new(bt, "task_source", json_string(names[which]));
+	}
+	free(value);
+}
 
 void cq_release(json_t *doc, struct cq_core *core)
 {
