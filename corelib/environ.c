@@ -21,7 +21,9 @@ static struct cq_error *find_auxv(struct cq_core *core, uint64_t top, uint64_t *
 		return cq_error_create(CQ_ERR_FAULT, "AT_EXECFN 0x%llx is in no segment of the core: no environment",
 				       (unsigned long long)top);
 	uint64_t lo = top - seg->vaddr > CQ_ENVIRON_MAX_SCAN ? top - CQ_ENVIRON_MAX_SCAN : seg->vaddr;
-	enum { CHUNK = 64 << 10 };
+	/* a page at a time: the vector is a few KB below AT_EXECFN (the argument and
+	 * environment strings lie between), and only what is needed is read */
+	enum { CHUNK = 4 << 10 };
 	uint8_t *buf = malloc(CHUNK + sizeof(pat));
 	if (!buf)
 		return &cq_error_nomem;

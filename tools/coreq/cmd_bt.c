@@ -39,7 +39,7 @@ int cq_cmd_bt(struct cq_cli *cli)
 		cq_core_close(core);
 		return cq_fail(err);
 	}
-	if (!opt.tid)
+	if (!opt.tid && cli->json) /* the document's task (an MPI rank) is for merges; text shows none */
 		cq_bt_task(core, doc);
 	/* the core's own problems (missing files) go with the stacks' */
 	json_t *problems = json_object_get(doc, "problems"), *p;
