@@ -5,6 +5,7 @@
  * of corelib/core.h */
 #include "cli.h"
 #include "mqd/host.h"
+#include "job/pool.h"
 #include "mqd/job.h"
 #include "corelib/output.h"
 
@@ -135,59 +136,28 @@ static json_t *rank_doc(struct cq_cli *cli, const char *path)
 	return doc;
 }
 
-/* The per-rank phase over @p n inputs, in @p workers processes: each takes the next input
- * from a shared pipe (so a slow core does not hold up a fixed share) and writes its
- * document to DIR/INDEX.json; progress goes to a terminal. Per-rank JSON inputs (made by
- * `coreq mqd --json` elsewhere) are read as they are. */
+struct rank_ctx {
+	struct cq_cli *cli;
+	char **inputs;
+};
+
+static json_t *rank_job(void *arg, int i)
+{
+	struct rank_ctx *c = arg;
+	return rank_doc(c->cli, c->inputs[i]);
+}
+
+/* The per-rank phase over @p n inputs (job/pool.h: cores in @p workers processes);
+ * per-rank JSON inputs (made by `coreq mqd --json` elsewhere) are read as they are. */
 static json_t *per_rank(struct cq_cli *cli, char **inputs, int n, int workers)
 {
 	json_t *docs = json_array();
-	char dir[] = "/tmp/coreq-mqd-XXXXXX";
-	int todo[2], done[2];
-	if (!mkdtemp(dir) || pipe(todo) || pipe(done))
-		return docs;
-	int ncores = 0;
-	for (int i = 0; i < n; i++)
-		if (!cq_is_json_input(inputs[i]) && write(todo[1], &i, sizeof(i)) == (ssize_t)sizeof(i))
-			ncores++;
-	close(todo[1]);
-	if (workers > ncores)
-		workers = ncores;
-	for (int w = 0; w < workers; w++) {
-		pid_t pid = fork();
-		if (pid == 0) {
-			close(done[0]);
-			int i;
-			while (read(todo[0], &i, sizeof(i)) == (ssize_t)sizeof(i)) {
-				json_t *doc = rank_doc(cli, inputs[i]);
-				char path[64];
-				snprintf(path, sizeof(path), "%s/%d.json", dir, i);
-				json_dump_file(doc, path, JSON_COMPACT);
-				json_decref(doc);
-				char b = 1;
-				if (write(done[1], &b, 1) < 0)
-					_exit(1);
-			}
-			_exit(0);
-		}
-	}
-	close(todo[0]);
-	close(done[1]);
-	bool tty = isatty(2);
-	char b;
-	for (int finished = 0; read(done[0], &b, 1) == 1;) {
-		finished++;
-		if (tty)
-			fprintf(stderr, "\rcoreq mqd: %d/%d rank cores analyzed", finished, ncores);
-	}
-	if (tty && ncores)
-		fputc('\n', stderr);
-	close(done[0]);
-	while (wait(NULL) > 0 || errno == EINTR)
-		;
+	bool *cores = calloc((size_t)n + 1, sizeof(*cores));
+	for (int i = 0; cores && i < n; i++)
+		cores[i] = !cq_is_json_input(inputs[i]);
+	struct rank_ctx ctx = {cli, inputs};
+	json_t *made = cores ? cq_pool_run(n, cores, workers, rank_job, &ctx, "coreq mqd", "rank cores analyzed") : NULL;
 	for (int i = 0; i < n; i++) {
-		char path[64];
-		json_error_t jerr;
 		json_t *doc;
 		if (cq_is_json_input(inputs[i])) {
 			char *why = NULL;
@@ -199,16 +169,17 @@ static json_t *per_rank(struct cq_cli *cli, char **inputs, int n, int workers)
 			}
 			free(why);
 		} else {
-			snprintf(path, sizeof(path), "%s/%d.json", dir, i);
-			doc = json_load_file(path, 0, &jerr);
-			unlink(path);
-			if (!doc)
+			doc = json_incref(json_array_get(made, (size_t)i));
+			if (!json_is_object(doc)) {
+				json_decref(doc);
 				doc = json_pack("{s:s, s:o, s:s}", "schema", "coreq-mqd/1", "core", cq_json_str(inputs[i]),
 						"error", "the worker analyzing this core died");
+			}
 		}
 		json_array_append_new(docs, doc);
 	}
-	rmdir(dir);
+	json_decref(made);
+	free(cores);
 	return docs;
 }
 

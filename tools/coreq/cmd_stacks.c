@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "corelib/text.h"
+#include "job/pool.h"
 #include "job/tree.h"
 #include "stack/stack.h"
 
@@ -38,6 +39,19 @@ static json_t *walk_core(struct cq_cli *cli, const char *path, struct cq_error *
 	return bt;
 }
 
+/* A core's bt document, or {"error": why}: what a worker process hands back. */
+static json_t *core_job(void *arg, int i)
+{
+	struct cq_cli *cli = arg;
+	struct cq_error *err = NULL;
+	json_t *bt = walk_core(cli, cli->args[i], &err);
+	if (!bt) {
+		bt = json_pack("{s:o}", "error", cq_json_str(err ? err->message : "?"));
+		cq_error_destroy(err);
+	}
+	return bt;
+}
+
 int cq_cmd_stacks(struct cq_cli *cli)
 {
 	if (cli->nargs < 1) {
@@ -48,9 +62,17 @@ int cq_cmd_stacks(struct cq_cli *cli)
 	struct cq_tree *t = cq_tree_create(cli->tree_by, cli->all_threads);
 	if (!t)
 		return CQ_EXIT_INTERNAL;
-	int failed = 0, rc = CQ_EXIT_OK;
+	int failed = 0, rc = CQ_EXIT_OK, ncores = 0;
 	char *first_why = NULL;
 	json_t *failures = json_array();
+	/* cores are walked in worker processes (job/pool.h) when there are several */
+	bool *cores = calloc((size_t)cli->nargs, sizeof(*cores));
+	for (int i = 0; cores && i < cli->nargs; i++)
+		ncores += cores[i] = !cq_is_json_input(cli->args[i]);
+	long workers = cli->workers ? cli->workers : sysconf(_SC_NPROCESSORS_ONLN);
+	json_t *made = ncores > 1 ? cq_pool_run(cli->nargs, cores, workers > 0 ? (int)workers : 1, core_job, cli,
+						 "coreq stacks", "cores walked") : NULL;
+	free(cores);
 	for (int i = 0; i < cli->nargs; i++) {
 		const char *path = cli->args[i];
 		struct cq_error *err = NULL;
@@ -64,8 +86,13 @@ int cq_cmd_stacks(struct cq_cli *cli)
 			else if (doc)
 				err = cq_tree_add_bt(t, doc, path);
 		} else {
-			doc = walk_core(cli, path, &err);
-			if (doc)
+			doc = made ? json_incref(json_array_get(made, (size_t)i)) : core_job(cli, i);
+			const char *werr = json_string_value(json_object_get(doc, "error"));
+			if (!json_is_object(doc))
+				why = strdup("the worker walking this core died");
+			else if (werr && !json_object_get(doc, "schema"))
+				why = strdup(werr);
+			else
 				err = cq_tree_add_bt(t, doc, path);
 		}
 		json_decref(doc);
@@ -97,10 +124,12 @@ int cq_cmd_stacks(struct cq_cli *cli)
 			fprintf(stderr, "coreq: %s\n", cq_esc(first_why ? first_why : "?"));
 		free(first_why);
 		json_decref(failures);
+		json_decref(made);
 		cq_tree_destroy(t);
 		return rc;
 	}
 	free(first_why);
+	json_decref(made);
 	json_t *out = cq_tree_json(t);
 	cq_tree_destroy(t);
 	if (!out) {
@@ -122,9 +151,8 @@ int cq_cmd_stacks(struct cq_cli *cli)
 	cq_tree_print(out, stdout, isatty(STDOUT_FILENO) && !(nc && *nc));
 	json_t *f;
 	size_t i;
-	json_array_foreach(json_object_get(out, "failed"), i, f)
-		printf("%s  %s: %s\n", i ? "" : "\nfailed:\n", cq_esc(json_string_value(json_object_get(f, "input"))),
-		       cq_esc(json_string_value(json_object_get(f, "error"))));
+	json_array_foreach(json_object_get(out, "failed"), i, f) /* each error names its input */
+		printf("%s  %s\n", i ? "" : "\nfailed:\n", cq_esc(json_string_value(json_object_get(f, "error"))));
 	json_decref(out);
 	return rc;
 }

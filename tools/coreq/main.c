@@ -68,7 +68,7 @@ static void usage(FILE *f)
 		"                             the crashing thread)\n"
 		"      --by function|line|module  stacks: what a node is (default function; module+offset\n"
 		"                             needs no symbols)\n"
-		"      --workers N            mqd job view: rank cores analyzed in parallel (default: CPUs)\n"
+		"      --workers N            mqd job view, stacks: cores analyzed in parallel (default: CPUs)\n"
 		"      --last N               events: per thread (default 16; 0: all)\n"
 		"      --max-frames N         bt: frames per thread (default 256)\n"
 		"      --all-lines            bt: source lines in the C library and dynamic linker too\n"
