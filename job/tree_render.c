@@ -105,86 +105,57 @@ void cq_tree_print(const json_t *doc, FILE *out, bool color)
 
 /* ---- DOT ---- */
 
-struct buf {
-	char *s;
-	size_t len, cap;
-	bool failed;
-};
-
-static void put(struct buf *b, const char *s, size_t n)
-{
-	if (b->failed)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *p = realloc(b->s, cap);
-		if (!p) {
-			b->failed = true;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = 0;
-}
-
-static void puts_(struct buf *b, const char *s)
-{
-	put(b, s, strlen(s));
-}
-
 /* @p s inside a DOT string: escaped as text (controls, invalid UTF-8), then quotes */
-static void put_quoted(struct buf *b, const char *s)
+static void put_quoted(FILE *f, const char *s)
 {
 	char *e = cq_text_escape(s ? s : "?");
-	put(b, "\"", 1);
-	for (const char *p = e ? e : "?"; *p; p++)
+	fputc('"', f);
+	for (const char *p = e ? e : "?"; *p; p++) {
 		if (*p == '"')
-			put(b, "\\\"", 2);
-		else
-			put(b, p, 1);
-	put(b, "\"", 1);
+			fputc('\\', f);
+		fputc(*p, f);
+	}
+	fputc('"', f);
 	free(e);
 }
 
-static void dot_node(struct buf *b, const json_t *n, unsigned long *next)
+static void dot_node(FILE *f, const json_t *n, unsigned long *next)
 {
 	unsigned long id = (*next)++;
-	char tmp[64];
-	snprintf(tmp, sizeof(tmp), "  n%lu [label=", id);
-	puts_(b, tmp);
-	put_quoted(b, jstr(n, "label"));
-	puts_(b, "];\n");
+	fprintf(f, "  n%lu [label=", id);
+	put_quoted(f, jstr(n, "label"));
+	fputs("];\n", f);
 	const json_t *k;
 	size_t i;
 	json_array_foreach(json_object_get(n, "children"), i, k) {
 		unsigned long kid = *next;
-		dot_node(b, k, next);
+		dot_node(f, k, next);
 		char *r = NULL;
 		if (asprintf(&r, "%lld:[%s]", (long long)jint(k, "task_count"), jstr(k, "tasks") ?: "") < 0)
 			r = NULL;
-		snprintf(tmp, sizeof(tmp), "  n%lu -> n%lu [label=", id, kid);
-		puts_(b, tmp);
-		put_quoted(b, r ? r : "?");
-		puts_(b, "];\n");
+		fprintf(f, "  n%lu -> n%lu [label=", id, kid);
+		put_quoted(f, r ? r : "?");
+		fputs("];\n", f);
 		free(r);
 	}
 }
 
 char *cq_tree_dot(const json_t *doc)
 {
-	struct buf b = {0};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
 	unsigned long next = 0;
-	puts_(&b, "digraph stacks {\n  node [shape=box, fontname=\"monospace\"];\n");
-	dot_node(&b, json_object_get(doc, "root"), &next);
-	puts_(&b, "}\n");
-	if (b.failed) {
-		free(b.s);
+	fputs("digraph stacks {\n  node [shape=box, fontname=\"monospace\"];\n", f);
+	dot_node(f, json_object_get(doc, "root"), &next);
+	fputs("}\n", f);
+	if (ferror(f)) {
+		fclose(f);
+		free(buf);
 		return NULL;
 	}
-	return b.s;
+	fclose(f);
+	return buf;
 }
