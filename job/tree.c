@@ -251,7 +251,8 @@ static struct cq_error *ranges_of(const json_t *n, const char *key, uint64_t off
 	struct cq_error *err = cq_ranges_parse(text, &r);
 	for (size_t i = 0; !err && i < r.n; i++)
 		err = r.r[i].hi + offset >= CQ_TASK_MAX
-			      ? cq_error_create(CQ_ERR_USAGE, "%s: task ids beyond 2^48", name)
+			      ? cq_error_create(CQ_ERR_FORMAT, "%s: task ids beyond 2^48 (numbered after the inputs "
+						"before it)", name)
 			      : cq_ranges_add(out, r.r[i].lo + offset, r.r[i].hi + offset);
 	cq_ranges_deinit(&r);
 	if (err && err->code == CQ_ERR_FORMAT) {
@@ -312,14 +313,16 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
 		return cq_error_create(CQ_ERR_FORMAT, "%s: not a coreq-stacks/1 document (made by coreq stacks --json)",
 				       name);
 	if (!by || strcmp(by, by_names[t->by]) || json_is_true(json_object_get(tree, "all_threads")) != t->all_threads)
-		return cq_error_create(CQ_ERR_USAGE, "%s: a tree by %s of %s, this merge is by %s of %s: "
+		return cq_error_create(CQ_ERR_FORMAT, "%s: a tree by %s of %s, this merge is by %s of %s: "
 				       "merge trees made with the same --by and --threads", name, by ? by : "?",
 				       json_is_true(json_object_get(tree, "all_threads")) ? "all threads" : "one stack per process",
 				       by_names[t->by], t->all_threads ? "all threads" : "one stack per process");
 	enum source s = src && !strcmp(src, "rank") ? SOURCE_RANK : src && !strcmp(src, "order") ? SOURCE_ORDER
 												    : SOURCE_NONE;
 	const json_t *root = json_object_get(tree, "root");
-	struct cq_error *err = merge_node(NULL, root, 0, name, 0);
+	/* tasks by order continue after the ones already added; checked with that offset */
+	uint64_t offset = s == SOURCE_ORDER ? t->next_order : 0;
+	struct cq_error *err = merge_node(NULL, root, offset, name, 0);
 	if (err)
 		return err;
 	if (s == SOURCE_NONE) {
@@ -330,8 +333,6 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
 	}
 	struct cq_ranges own;
 	cq_ranges_init(&own);
-	/* tasks by order continue after the ones already added */
-	uint64_t offset = s == SOURCE_ORDER ? t->next_order : 0;
 	if ((err = ranges_of(root, "tasks", 0, name, &own)) == NULL && s == SOURCE_ORDER && own.n)
 		t->next_order += own.r[own.n - 1].hi + 1;
 	cq_ranges_deinit(&own);

@@ -37,7 +37,9 @@ void cq_tree_destroy(struct cq_tree *t);
 
 /** Add the stacks of one process, a coreq-bt/2 document; @p name says where it came from
  * (for errors). Its task id is its "task" member when it has one, else the next in input
- * order. */
+ * order. Errors of the two adders: CQ_ERR_FORMAT for a document that is refused whole
+ * (nothing of it added; the merge goes on), CQ_ERR_USAGE when the inputs cannot be merged
+ * together at all (ranks mixed with input order, more than 2^48 tasks), CQ_ERR_NOMEM. */
 struct cq_error *cq_tree_add_bt(struct cq_tree *t, const json_t *bt, const char *name);
 
 /** Add a merged tree, a coreq-stacks/1 document made with the same labels and thread mode;

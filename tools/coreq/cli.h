@@ -115,6 +115,13 @@ void cq_release(json_t *doc, struct cq_core *core);
  * variable: OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID. */
 void cq_bt_task(struct cq_core *core, json_t *bt);
 
+struct cq_stack_options;
+/** The coreq-bt/2 document of @p core as `coreq bt --json` gives it: the walk's problems,
+ * the core's own, and each stack a missing piece cut short; with @p with_task its MPI
+ * rank (cq_bt_task). */
+struct cq_error *cq_bt_document(struct cq_core *core, const struct cq_stack_options *opt, bool with_task,
+				json_t **ret);
+
 /** Per-process documents larger than this are not read (a rank of many communicators
  * and long queues is a few MB; the bound keeps a hostile file from costing gigabytes). */
 #define MAX_DOC_BYTES (256u << 20)

@@ -20,6 +20,37 @@ static void print_thread(json_t *t, int width)
 	printf("  (%s)\n", str(t, "stop"));
 }
 
+struct cq_error *cq_bt_document(struct cq_core *core, const struct cq_stack_options *opt, bool with_task,
+				json_t **ret)
+{
+	json_t *doc;
+	struct cq_error *err = cq_stack_walk(core, opt, &doc);
+	if (err)
+		return err;
+	if (with_task)
+		cq_bt_task(core, doc);
+	/* the core's own problems (missing files) go with the stacks' */
+	json_t *problems = json_object_get(doc, "problems"), *p, *t;
+	size_t i;
+	json_t *core_problems = cq_json_problems(core);
+	json_array_foreach(core_problems, i, p)
+		json_array_append(problems, p);
+	json_decref(core_problems);
+	/* and each stack a missing piece cut short (its last frame's module is the item) */
+	json_array_foreach(json_object_get(doc, "threads"), i, t) {
+		if (!json_is_true(json_object_get(t, "cut_short")))
+			continue;
+		json_t *frames = json_object_get(t, "frames");
+		const char *mod = json_string_value(json_object_get(json_array_get(frames, json_array_size(frames) - 1),
+								     "module"));
+		cq_json_problem(problems, mod ? mod : "stack", "thread %lld: %s",
+				(long long)json_integer_value(json_object_get(t, "tid")),
+				json_string_value(json_object_get(t, "stop")));
+	}
+	*ret = doc;
+	return NULL;
+}
+
 int cq_cmd_bt(struct cq_cli *cli)
 {
 	struct cq_core *core;
@@ -34,32 +65,14 @@ int cq_cmd_bt(struct cq_cli *cli)
 	json_t *doc;
 	struct cq_stack_options opt = {.tid = cli->has_thread ? cli->thread : 0, .max_frames = cli->max_frames,
 				       .system_lines = cli->all_lines};
-	struct cq_error *err = cq_stack_walk(core, &opt, &doc);
+	/* the document's task (an MPI rank) is for merges; text shows none */
+	struct cq_error *err = cq_bt_document(core, &opt, !opt.tid && cli->json, &doc);
 	if (err) {
 		cq_core_close(core);
 		return cq_fail(err);
 	}
-	if (!opt.tid && cli->json) /* the document's task (an MPI rank) is for merges; text shows none */
-		cq_bt_task(core, doc);
-	/* the core's own problems (missing files) go with the stacks' */
-	json_t *problems = json_object_get(doc, "problems"), *p;
+	json_t *problems = json_object_get(doc, "problems"), *p, *t;
 	size_t i;
-	json_t *core_problems = cq_json_problems(core);
-	json_array_foreach(core_problems, i, p)
-		json_array_append(problems, p);
-	json_decref(core_problems);
-	/* and each stack a missing piece cut short (its last frame's module is the item) */
-	json_t *t;
-	json_array_foreach(json_object_get(doc, "threads"), i, t) {
-		if (!json_is_true(json_object_get(t, "cut_short")))
-			continue;
-		json_t *frames = json_object_get(t, "frames");
-		const char *mod = json_string_value(json_object_get(json_array_get(frames, json_array_size(frames) - 1),
-								     "module"));
-		cq_json_problem(problems, mod ? mod : "stack", "thread %lld: %s",
-				(long long)json_integer_value(json_object_get(t, "tid")),
-				json_string_value(json_object_get(t, "stop")));
-	}
 	rc = json_array_size(problems) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 	if (cli->json) {
 		cq_emit_json(doc);

@@ -25,16 +25,7 @@ static json_t *walk_core(struct cq_cli *cli, const char *path, struct cq_error *
 	}
 	json_t *bt = NULL;
 	struct cq_stack_options opt = {.max_frames = cli->max_frames};
-	if (!(*err = cq_stack_walk(core, &opt, &bt))) {
-		cq_bt_task(core, bt);
-		/* the core's own problems (missing files) go with the stacks' */
-		json_t *problems = json_object_get(bt, "problems"), *p;
-		json_t *core_problems = cq_json_problems(core);
-		size_t i;
-		json_array_foreach(core_problems, i, p)
-			json_array_append(problems, p);
-		json_decref(core_problems);
-	}
+	*err = cq_bt_document(core, &opt, true, &bt); /* as `coreq bt --json` makes it */
 	cq_core_close(core);
 	return bt;
 }
@@ -98,7 +89,8 @@ int cq_cmd_stacks(struct cq_cli *cli)
 		json_decref(doc);
 		if (err && !why) {
 			why = strdup(err->message);
-			if (err->code == CQ_ERR_NOMEM || (err->code == CQ_ERR_USAGE && strstr(err->message, "numbered by")))
+			/* inputs that cannot be merged together (tree.h): no tree is sound */
+			if (err->code == CQ_ERR_NOMEM || err->code == CQ_ERR_USAGE)
 				rc = err->code == CQ_ERR_NOMEM ? CQ_EXIT_INTERNAL : CQ_EXIT_USAGE;
 		}
 		cq_error_destroy(err);
