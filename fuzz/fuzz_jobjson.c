@@ -2,7 +2,7 @@
 /* fuzz_jobjson: the input is the per-rank documents of an MPI job as the job view reads
  * them (`coreq mqd RANK.json...`: made elsewhere, so as hostile as a core): JSON texts
  * separated by NUL bytes. Each that parses becomes one document of the job; the job view
- * (matching, wait-for graph, cycles, stalls; mqd/job.c) and its DOT text are made. The
+ * (matching, wait-for graph, cycles, stalls; job/waitfor.c) and its DOT text are made. The
  * same documents go to a stack tree (job/tree.h: `coreq stacks BT.json|TREE.json...`),
  * whose JSON, text and DOT are made too. */
 #include <jansson.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "job/tree.h"
-#include "mqd/job.h"
+#include "job/waitfor.h"
 
 #define MAX_DOCS 256
 
@@ -28,8 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			json_array_append_new(docs, doc);
 		at += len + 1;
 	}
-	json_t *job = cq_mqd_job(docs);
-	char *dot = cq_mqd_job_dot(job);
+	json_t *job = cq_waitfor_job(docs);
+	char *dot = cq_waitfor_dot(job);
 	free(dot);
 	json_decref(job);
 

@@ -100,6 +100,20 @@ fuzz_one() {
 	if [ "$rc" != 0 ] || [ "$after" -gt "$before" ]; then status="FINDING (exit $rc, $((after - before)) new in $findings)"; fi
 	echo "$t: ${secs}s (${cpu:-?} s CPU), ${execs:-?} executions (${rate:-?}/s), cov ${cov:-?}, ft ${ft:-?}, corpus $(ls "$corpus" | wc -l): $status" \
 		>"$FUZZ_DIR/logs/$t.summary"
+	# A finding in CI is gone with its machine: what it was goes into the summary (the
+	# sanitizer's verdict and the innermost frames of our code), and the input itself when
+	# small, base64 (`base64 -d > input; build-fuzz/$t input` replays it).
+	if [ "$status" != ok ]; then
+		grep -m1 -E '^(==[0-9]+==ERROR|SUMMARY:|.*runtime error:|ALARM:|.*Timeout|.*out-of-memory)' "$log" |
+			cut -c1-300 | sed 's/^/  /' >>"$FUZZ_DIR/logs/$t.summary"
+		grep -E '^ +#[0-9]+ 0x[0-9a-f]+ in ' "$log" | grep -v -E 'libFuzzer|fuzzer::|__interceptor|__asan|__ubsan|libc\.so|libstdc|compiler-rt| in (malloc|calloc|realloc|free) ' |
+			head -6 | cut -c1-200 | sed 's/^/  /' >>"$FUZZ_DIR/logs/$t.summary"
+		local f
+		for f in $(ls -t "$findings" | head -1); do
+			echo "  input $f ($(stat -c %s "$findings/$f") bytes)" >>"$FUZZ_DIR/logs/$t.summary"
+			[ "$(stat -c %s "$findings/$f")" -le 8192 ] && base64 -w0 "$findings/$f" | sed 's/^/  base64 /; s/$/\n/' >>"$FUZZ_DIR/logs/$t.summary"
+		done
+	fi
 }
 
 if [ "${1:-}" = --regress ]; then
@@ -127,6 +141,6 @@ wait
 status=0
 for t in $TARGETS; do
 	cat "$FUZZ_DIR/logs/$t.summary"
-	grep -q ': ok$' "$FUZZ_DIR/logs/$t.summary" || status=1
+	head -1 "$FUZZ_DIR/logs/$t.summary" | grep -q ': ok$' || status=1
 done
 exit $status

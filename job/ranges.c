@@ -81,6 +81,26 @@ struct cq_error *cq_ranges_union(struct cq_ranges *dst, const struct cq_ranges *
 	return NULL;
 }
 
+struct cq_error *cq_ranges_intersect(struct cq_ranges *dst, const struct cq_ranges *a, const struct cq_ranges *b)
+{
+	/* both sorted and disjoint: one merge-like pass, output in increasing order */
+	size_t i = 0, k = 0;
+	while (i < a->n && k < b->n) {
+		uint64_t lo = a->r[i].lo > b->r[k].lo ? a->r[i].lo : b->r[k].lo;
+		uint64_t hi = a->r[i].hi < b->r[k].hi ? a->r[i].hi : b->r[k].hi;
+		if (lo <= hi) {
+			struct cq_error *err = cq_ranges_add(dst, lo, hi);
+			if (err)
+				return err;
+		}
+		if (a->r[i].hi < b->r[k].hi)
+			i++;
+		else
+			k++;
+	}
+	return NULL;
+}
+
 int cq_ranges_has(const struct cq_ranges *s, uint64_t id)
 {
 	size_t i = lower(s, id);

@@ -37,6 +37,9 @@ struct cq_error *cq_ranges_add(struct cq_ranges *s, uint64_t lo, uint64_t hi);
 /** Add every range of @p src to @p dst. */
 struct cq_error *cq_ranges_union(struct cq_ranges *dst, const struct cq_ranges *src);
 
+/** @p dst (empty or not) gains the ids in both @p a and @p b. */
+struct cq_error *cq_ranges_intersect(struct cq_ranges *dst, const struct cq_ranges *a, const struct cq_ranges *b);
+
 /** Whether @p id is in the set. */
 int cq_ranges_has(const struct cq_ranges *s, uint64_t id);
 

@@ -50,6 +50,12 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
  * the leaf classes the same). NULL when out of memory. */
 json_t *cq_tree_json(const struct cq_tree *t);
 
+/** Mark the nodes of a coreq-stacks/1 document @p doc that tasks of @p ranks (text as
+ * "0-3,5") reached: each such node gains "marks": {@p name: the tasks of both}, which
+ * the text tree and DOT show (a deadlock cycle's ranks, say). CQ_ERR_FORMAT for ranges
+ * that do not parse. */
+struct cq_error *cq_tree_mark(json_t *doc, const char *name, const char *ranks);
+
 /** A coreq-stacks/1 document as an indented text tree; @p color: ANSI colors (a terminal
  * without NO_COLOR). Strings from cores are escaped. */
 void cq_tree_print(const json_t *doc, FILE *out, bool color);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "corelib/text.h"
+#include "ranges.h"
 #include "tree.h"
 
 static const char *jstr(const json_t *o, const char *key)
@@ -46,6 +47,15 @@ static void print_node(struct printer *p, const json_t *n, bool last, bool root)
 		p->color && json_array_size(json_object_get(n, "children")) != 1 ? "\033[0m" : "");
 	free(label);
 	counts(p, n, "tasks", "task_count", "thread_count");
+	const char *mk;
+	const json_t *mv;
+	json_object_foreach((json_t *)json_object_get(n, "marks"), mk, mv) {
+		char *m = cq_text_escape(mk), *r = cq_text_escape(json_string_value(mv) ?: "?");
+		fprintf(p->out, "  %s%s [%s]%s", p->color ? "\033[31;1m" : "", m ? m : "?", r ? r : "?",
+			p->color ? "\033[0m" : "");
+		free(m);
+		free(r);
+	}
 	if (jint(n, "end_thread_count") && json_array_size(json_object_get(n, "children")))
 		fprintf(p->out, "  (%lld end here)", (long long)jint(n, "end_thread_count"));
 	fputc('\n', p->out);
@@ -103,6 +113,52 @@ void cq_tree_print(const json_t *doc, FILE *out, bool color)
 	}
 }
 
+/* ---- marks ---- */
+
+static struct cq_error *mark_node(json_t *n, const char *name, const struct cq_ranges *set)
+{
+	struct cq_ranges tasks, both;
+	cq_ranges_init(&tasks);
+	cq_ranges_init(&both);
+	struct cq_error *err = cq_ranges_parse(jstr(n, "tasks") ?: "", &tasks);
+	if (!err)
+		err = cq_ranges_intersect(&both, &tasks, set);
+	if (!err && both.n) {
+		char *text = cq_ranges_format(&both);
+		json_t *marks = json_object_get(n, "marks");
+		if (!json_is_object(marks)) {
+			marks = json_object();
+			json_object_set_new(n, "marks", marks);
+		}
+		if (!text || json_object_set_new(marks, name, json_string(text)))
+			err = cq_error_create(CQ_ERR_NOMEM, "out of memory marking the stack tree");
+		free(text);
+	}
+	bool hit = both.n > 0;
+	cq_ranges_deinit(&tasks);
+	cq_ranges_deinit(&both);
+	/* a node no marked task reached has no marked child either */
+	json_t *k;
+	size_t i;
+	if (!err && !hit)
+		return NULL;
+	json_array_foreach(json_object_get(n, "children"), i, k)
+		if (!err)
+			err = mark_node(k, name, set);
+	return err;
+}
+
+struct cq_error *cq_tree_mark(json_t *doc, const char *name, const char *ranks)
+{
+	struct cq_ranges set;
+	cq_ranges_init(&set);
+	struct cq_error *err = cq_ranges_parse(ranks, &set);
+	if (!err && set.n)
+		err = mark_node(json_object_get(doc, "root"), name, &set);
+	cq_ranges_deinit(&set);
+	return err;
+}
+
 /* ---- DOT ---- */
 
 /* @p s inside a DOT string: escaped as text (controls, invalid UTF-8), then quotes */
@@ -124,7 +180,7 @@ static void dot_node(FILE *f, const json_t *n, unsigned long *next)
 	unsigned long id = (*next)++;
 	fprintf(f, "  n%lu [label=", id);
 	put_quoted(f, jstr(n, "label"));
-	fputs("];\n", f);
+	fputs(json_object_size(json_object_get(n, "marks")) ? ", color=red, penwidth=2];\n" : "];\n", f);
 	const json_t *k;
 	size_t i;
 	json_array_foreach(json_object_get(n, "children"), i, k) {

@@ -68,6 +68,8 @@ static void known_limits(struct cq_core *core, json_t *doc, json_t *problems)
 				bool complete = !strcmp(json_string_value(json_object_get(op, "status")) ?: "", "complete");
 				if (!be && !complete)
 					continue;
+				/* for the job view: the status is not to be taken as it stands (job/waitfor.h) */
+				json_object_set_new(op, "status_reliable", json_false());
 				json_t *flags = json_object_get(op, "flags");
 				if (!flags)
 					json_object_set_new(op, "flags", flags = json_array());

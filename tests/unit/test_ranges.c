@@ -81,6 +81,23 @@ int main(void)
 	cq_error_destroy(err);
 	fmt_is(&s, "5-10,19-50");
 	cq_ranges_deinit(&s);
+	/* intersection: the ids in both, whatever their ranges' shapes */
+	{
+		struct cq_ranges a, b, both;
+		cq_ranges_init(&a);
+		cq_ranges_init(&b);
+		cq_ranges_init(&both);
+		CHECK(!cq_ranges_parse("0-9,20-29,40", &a) && !cq_ranges_parse("5-22,28,30-50", &b));
+		CHECK(!cq_ranges_intersect(&both, &a, &b));
+		fmt_is(&both, "5-9,20-22,28,40");
+		cq_ranges_deinit(&both);
+		cq_ranges_init(&both);
+		CHECK(!cq_ranges_intersect(&both, &a, &both));
+		fmt_is(&both, "");
+		cq_ranges_deinit(&a);
+		cq_ranges_deinit(&b);
+		cq_ranges_deinit(&both);
+	}
 	/* text: any order and overlaps in, the canonical form out */
 	parse_is("", "");
 	parse_is("5,3,4,0-1", "0-1,3-5");

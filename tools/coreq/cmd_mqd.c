@@ -5,9 +5,12 @@
  * of corelib/core.h */
 #include "cli.h"
 #include "mqd/host.h"
+#include "job/mpicall.h"
 #include "job/pool.h"
-#include "mqd/job.h"
+#include "job/tree.h"
+#include "job/waitfor.h"
 #include "corelib/output.h"
+#include "stack/stack.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -118,6 +121,23 @@ void cq_mqd_print_rank(json_t *doc)
 	}
 }
 
+/* The rank's stacks (coreq-bt/2) and the MPI call each thread is in (job/mpicall.h) into
+ * its document: what the job view takes its waits from. A walk that fails is said, and
+ * the job view then takes every pending operation as waited on. */
+static void add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc)
+{
+	json_t *bt = NULL;
+	struct cq_stack_options opt = {.max_frames = cli->max_frames};
+	struct cq_error *err = cq_bt_document(core, &opt, false, &bt);
+	if (err) {
+		json_object_set_new(doc, "stacks_error", cq_json_str(err->message));
+		cq_error_destroy(err);
+		return;
+	}
+	json_object_set_new(doc, "mpi_calls", cq_mpi_calls(bt));
+	json_object_set_new(doc, "stacks", bt);
+}
+
 /* One rank's document from a core (or an error document naming the core). */
 static json_t *rank_doc(struct cq_cli *cli, const char *path)
 {
@@ -126,6 +146,8 @@ static json_t *rank_doc(struct cq_cli *cli, const char *path)
 	json_t *doc = NULL;
 	if (!err) {
 		err = cq_mqd_report(core, &cli->mqd, &doc);
+		if (!err)
+			add_stacks(cli, core, doc);
 		cq_core_close(core);
 	}
 	if (err) {
@@ -200,6 +222,19 @@ static void print_job(json_t *job)
 	size_t i, k;
 	printf("job: %lld rank(s), %zu communicator(s)\n", (long long)json_integer_value(json_object_get(job, "nranks")),
 	       json_array_size(json_object_get(job, "communicators")));
+	if (str(job, "error")) {
+		printf("FAILED: %s\n", str(job, "error"));
+		return;
+	}
+	/* where each rank is: what the waits below are taken from */
+	json_array_foreach(json_object_get(job, "calls"), i, x) {
+		printf("rank %lld: %s", (long long)json_integer_value(json_object_get(x, "rank")), str(x, "in"));
+		json_t *th = json_object_get(x, "threads");
+		json_array_foreach(th, k, y)
+			printf("%s%lld%s", k ? ", " : " (thread ", (long long)json_integer_value(json_object_get(y, "tid")),
+			       k + 1 == json_array_size(th) ? ")" : "");
+		printf("\n");
+	}
 	json_array_foreach(json_object_get(job, "deadlocks"), i, x) {
 		printf("DEADLOCK: cycle");
 		json_array_foreach(json_object_get(x, "cycle"), k, y)
@@ -220,6 +255,21 @@ static void print_job(json_t *job)
 			printf("%s\n", json_is_true(json_object_get(x, "arrived")) ?
 			       " - arrived at the receiver, which posted no receive that takes it" : "");
 		}
+	json_array_foreach(json_object_get(job, "collectives"), i, x) {
+		printf("%s: rank(s)", json_is_true(json_object_get(x, "mismatch")) ? "COLLECTIVE MISMATCH" : "collective");
+		json_array_foreach(json_object_get(x, "ranks"), k, y)
+			printf(" %lld", (long long)json_integer_value(y));
+		printf(" in %s on %s (%s); not in it:", str(x, "call"), str(x, "comm"), str(x, "comm_source"));
+		json_array_foreach(json_object_get(x, "elsewhere"), k, y)
+			printf("%s rank %lld in %s", k ? "," : "", (long long)json_integer_value(json_object_get(y, "rank")),
+			       str(y, "in"));
+		printf("\n");
+	}
+	json_array_foreach(json_object_get(job, "posted"), i, x) {
+		printf("posted, not waited on: ");
+		print_op_ref(x);
+		printf("\n");
+	}
 	json_array_foreach(json_object_get(job, "matched"), i, x) {
 		printf("matched (in progress): ");
 		print_op_ref(json_object_get(x, "send"));
@@ -238,9 +288,21 @@ static void print_job(json_t *job)
 		printf("FAILED: %s: %s\n", str(x, "core"), str(x, "error"));
 	json_array_foreach(json_object_get(job, "problems"), i, x)
 		printf("problem: rank %lld: %s\n", (long long)json_integer_value(json_object_get(x, "rank")), str(x, "why"));
+	size_t nfailed = json_array_size(json_object_get(job, "failed"));
 	if (!json_array_size(json_object_get(job, "deadlocks")) &&
-	    !json_array_size(json_object_get(job, "wildcard_stalls")))
-		printf("no deadlock found\n");
+	    !json_array_size(json_object_get(job, "wildcard_stalls"))) {
+		if (nfailed)
+			printf("no deadlock found among the %lld rank(s) analyzed (%zu failed)\n",
+			       (long long)json_integer_value(json_object_get(job, "nranks")) - (long long)nfailed, nfailed);
+		else
+			printf("no deadlock found\n");
+	}
+	json_t *tree = json_object_get(job, "stack_tree");
+	if (tree) {
+		printf("\nstacks (one per rank; the ranks of a deadlock cycle marked):\n");
+		const char *nc = getenv("NO_COLOR");
+		cq_tree_print(tree, stdout, isatty(STDOUT_FILENO) && !(nc && *nc));
+	}
 }
 
 
@@ -253,12 +315,17 @@ int cq_cmd_mqd(struct cq_cli *cli)
 	if (cli->nargs > 1 || cli->dot || cli->svg || cq_is_json_input(cli->args[0])) {
 		long n = cli->workers ? cli->workers : sysconf(_SC_NPROCESSORS_ONLN);
 		json_t *docs = per_rank(cli, cli->args, cli->nargs, n > 0 ? (int)n : 1);
-		json_t *job = cq_mqd_job(docs);
+		json_t *job = cq_waitfor_job(docs);
 		json_decref(docs);
 		int rc = json_array_size(json_object_get(job, "failed")) || json_array_size(json_object_get(job, "problems")) ?
 				 CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+		if (json_object_get(job, "error")) {
+			/* no rank analyzed: as `coreq stacks` when no input merged */
+			fprintf(stderr, "coreq: %s\n", str(job, "error"));
+			rc = CQ_EXIT_IO;
+		}
 		if (cli->dot || cli->svg) {
-			int grc = cq_write_graph(cli, cq_mqd_job_dot(job));
+			int grc = cq_write_graph(cli, cq_waitfor_dot(job));
 			if (grc > rc)
 				rc = grc;
 		}
@@ -280,6 +347,7 @@ int cq_cmd_mqd(struct cq_cli *cli)
 		cq_core_close(core);
 		return cq_fail(err);
 	}
+	add_stacks(cli, core, doc);
 	rc = json_array_size(json_object_get(doc, "problems")) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 	if (cli->json) {
 		cq_emit_json(doc);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The job view (job.h): match operations across ranks, build the wait-for graph, find
+/* The job view (waitfor.h): match operations across ranks, build the wait-for graph, find
  * cycles (Tarjan's strongly connected components), wildcard receives no sender can
  * satisfy, unmatched operations and ranks without MPI state. */
 #include <stdbool.h>
@@ -8,7 +8,10 @@
 #include <string.h>
 
 #include "corelib/text.h"
-#include "job.h"
+#include "mpicall.h"
+#include "ranges.h"
+#include "tree.h"
+#include "waitfor.h"
 
 enum { SEND, RECV, UNEXPECTED };
 #define ANY (-1)
@@ -19,11 +22,24 @@ struct comm {
 	const char *name;
 };
 
+/* What one rank's threads are inside, from its stacks (mpicall.h): the union of what its
+ * blocking calls wait on. Without stacks in the document nothing is known, and every
+ * pending operation is taken as waited on (and said so). */
+struct calls {
+	bool known;                /* the document has "mpi_calls" */
+	bool send, recv, requests; /* a thread waits on its sends, receives, every request */
+	const char *collective;    /* a thread is in this collective (C name), or NULL */
+	int collective_comm;       /* its communicator (index into comms), or -1 */
+	const char *comm_source;   /* how that communicator was chosen */
+	json_t *list;              /* the document's mpi_calls (borrowed) */
+};
+
 struct op {
 	int rank, cls, comm, peer, tag;
 	json_int_t length;
 	bool pending;
-	int match; /* index of the matching op, or -1 */
+	bool pending_by_stack; /* the DLL said complete, unreliably; a thread waits on it */
+	int match;             /* index of the matching op, or -1 */
 };
 
 struct job {
@@ -41,6 +57,7 @@ struct job {
 	struct op *ops;
 	size_t nops;
 	json_t *problems; /* operations refused: {rank, why} */
+	struct calls *calls; /* per rank present (node()): what its threads are inside */
 };
 
 /* Ranks are C ints in MPI; a document's is refused outside [0, MAX_RANK]. */
@@ -115,12 +132,22 @@ static void add_op(struct job *j, int rank, int cls, int comm, json_t *op)
 		return;
 	j->ops = n;
 	json_t *tag = json_object_get(op, "tag");
+	bool pending = !strcmp(json_string_value(json_object_get(op, "status")) ?: "", "pending");
+	/* Open MPI 4.1's DLL reads a request a thread waits on in MPI_Wait* as complete (the
+	 * document says its status is unreliable): the stack decides. A request that completed
+	 * leaves the PML's queues, so one still listed while its rank waits is pending. */
+	int v = node(j, rank);
+	bool by_stack = false;
+	if (!pending && json_is_false(json_object_get(op, "status_reliable")) && cls != UNEXPECTED && j->calls &&
+	    v >= 0 && j->calls[v].known &&
+	    (j->calls[v].requests || (cls == SEND ? j->calls[v].send : j->calls[v].recv)))
+		pending = by_stack = true;
 	n[j->nops++] = (struct op){
 		.rank = rank, .cls = cls, .comm = comm,
 		.peer = (int)peer,
 		.tag = json_is_integer(tag) ? (int)json_integer_value(tag) : ANY,
 		.length = json_integer_value(json_object_get(op, "length")),
-		.pending = !strcmp(json_string_value(json_object_get(op, "status")) ?: "", "pending"),
+		.pending = pending, .pending_by_stack = by_stack,
 		.match = -1};
 }
 
@@ -145,6 +172,33 @@ static bool in_world(json_t *doc, json_int_t r)
 		return false;
 	}
 	return true;
+}
+
+/* The calls of the rank at node @p v from its document's "mpi_calls" (made from its stacks
+ * by cq_mpi_calls). */
+static void read_calls(struct job *j, int v, json_t *doc)
+{
+	json_t *list = json_object_get(doc, "mpi_calls"), *c;
+	size_t k;
+	if (!j->calls || !json_is_array(list))
+		return;
+	struct calls *rc = &j->calls[v];
+	rc->known = true;
+	rc->list = list;
+	json_array_foreach(list, k, c) {
+		const char *call = json_string_value(json_object_get(c, "call"));
+		switch (cq_mpi_call_waits(call)) {
+		case CQ_MPI_WAITS_SEND: rc->send = true; break;
+		case CQ_MPI_WAITS_RECV: rc->recv = true; break;
+		case CQ_MPI_WAITS_BOTH: rc->send = rc->recv = true; break;
+		case CQ_MPI_WAITS_REQUESTS: rc->requests = true; break;
+		case CQ_MPI_WAITS_COLLECTIVE:
+			if (!rc->collective)
+				rc->collective = call;
+			break;
+		default: break;
+		}
+	}
 }
 
 static void collect(struct job *j)
@@ -188,6 +242,7 @@ static void collect(struct job *j)
 		if (!w || j->present[w - 1] != j->present[k])
 			j->present[w++] = j->present[k];
 	j->npresent = w;
+	j->calls = calloc(w + 1, sizeof(*j->calls));
 	/* a rank given twice: the first document keeps it */
 	bool *taken = calloc(w + 1, sizeof(bool));
 	json_array_foreach(j->ranks, i, doc) {
@@ -201,6 +256,7 @@ static void collect(struct job *j)
 			continue;
 		}
 		taken[v] = true;
+		read_calls(j, v, doc);
 		json_t *c;
 		size_t k;
 		json_array_foreach(json_object_get(doc, "communicators"), k, c) {
@@ -251,6 +307,9 @@ static json_t *op_ref(const struct job *j, const struct op *o)
 			      "comm", comm_name(j, o->comm), "length", o->length);
 	json_object_set_new(r, "peer", o->peer == ANY ? cq_json_str("any") : json_integer(o->peer));
 	json_object_set_new(r, "tag", o->tag == ANY ? cq_json_str("any") : json_integer(o->tag));
+	if (o->pending_by_stack)
+		json_object_set_new(r, "status_from", json_string("stack: the DLL's 'complete' is unreliable, and a "
+								  "thread of the rank waits on it"));
 	return r;
 }
 
@@ -463,13 +522,206 @@ out:
 	return cycles;
 }
 
-json_t *cq_mqd_job(json_t *ranks)
+/* Whether a thread of the rank of pending operation @p o waits on it: its rank is inside
+ * a call that waits on operations of its kind, or on requests (the ones MPI_Waitall names
+ * are not recovered from the stack: every request it posted); with no stacks, every
+ * pending operation is taken as waited on. */
+static bool waited_on(const struct job *j, const struct op *o)
+{
+	int v = node(j, o->rank);
+	if (!j->calls || v < 0 || !j->calls[v].known)
+		return true;
+	const struct calls *c = &j->calls[v];
+	return c->requests || (o->cls == SEND ? c->send : c->recv);
+}
+
+/* The communicator of rank @p v's collective: the only one of more than one rank its
+ * document lists, else MPI_COMM_WORLD (the call's communicator argument is not recovered
+ * from the stack; said so in comm_source). */
+static void collective_comm(struct job *j, int v, json_t *doc)
+{
+	struct calls *c = &j->calls[v];
+	json_t *cm;
+	size_t k;
+	int only = -1, many = 0, world = -1;
+	c->collective_comm = -1;
+	json_array_foreach(json_object_get(doc, "communicators"), k, cm) {
+		int ci = comm_index(j, cm);
+		if (ci < 0)
+			continue;
+		if (!strcmp(json_string_value(json_object_get(cm, "name")) ?: "", "MPI_COMM_WORLD"))
+			world = ci;
+		if (json_array_size(j->comms[ci].group) > 1 && ci != only) {
+			only = ci;
+			many++;
+		}
+	}
+	if (many == 1) {
+		c->collective_comm = only;
+		c->comm_source = "the only communicator of more than one rank the rank belongs to";
+	} else if (world >= 0) {
+		c->collective_comm = world;
+		c->comm_source = "taken as MPI_COMM_WORLD: the rank belongs to several communicators and the "
+				 "call's communicator argument is not recovered from the stack";
+	}
+}
+
+/* What the rank at node @p v is inside, for a report: "MPI_Recv", "outside MPI", ... */
+static const char *rank_state(const struct job *j, int v)
+{
+	if (v < 0)
+		return "no document";
+	if (!j->calls[v].known)
+		return "unknown (no stacks in its document)";
+	const char *first = NULL;
+	json_t *c;
+	size_t k;
+	json_array_foreach(j->calls[v].list, k, c) {
+		const char *call = json_string_value(json_object_get(c, "call"));
+		if (cq_mpi_call_waits(call) != CQ_MPI_WAITS_NOTHING)
+			return call;
+		if (!first)
+			first = call;
+	}
+	return first ? first : "outside MPI";
+}
+
+/* Ranks inside a collective wait for every member of its communicator that is not inside
+ * the same collective there: wait-for edges, and the collectives with the members
+ * elsewhere (a mismatch when such a member is inside another blocking MPI call). */
+static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
+{
+	json_t *out = json_array(), *doc;
+	size_t i;
+	if (!j->calls)
+		return out;
+	json_array_foreach(j->ranks, i, doc) {
+		int v = node(j, j->rank_of ? j->rank_of[i] : -1);
+		if (v >= 0 && j->calls[v].collective && j->present[v] == j->rank_of[i])
+			collective_comm(j, v, doc);
+	}
+	for (size_t v = 0; v < j->npresent; v++) {
+		const struct calls *c = &j->calls[v];
+		if (!c->collective || c->collective_comm < 0)
+			continue;
+		int comm = c->collective_comm, rank = j->present[v];
+		/* the entry of this communicator and call */
+		json_t *entry = NULL, *e;
+		size_t k;
+		json_array_foreach(out, k, e)
+			if (json_integer_value(json_object_get(e, "comm_index")) == comm &&
+			    !strcmp(json_string_value(json_object_get(e, "call")), c->collective))
+				entry = e;
+		bool fresh = !entry;
+		if (fresh) {
+			entry = json_pack("{s:s, s:I, s:s, s:o, s:s, s:o, s:b}", "call", c->collective, "comm_index",
+					  (json_int_t)comm, "comm", comm_name(j, comm), "ranks", json_array(),
+					  "comm_source", c->comm_source, "elsewhere", json_array(), "mismatch", 0);
+			json_array_append_new(out, entry);
+		}
+		json_array_append_new(json_object_get(entry, "ranks"), json_integer(rank));
+		json_t *m;
+		json_array_foreach(j->comms[comm].group, k, m) {
+			int to = intval(m, -1), w = node(j, to);
+			if (to < 0 || to == rank)
+				continue;
+			const struct calls *tc = w >= 0 ? &j->calls[w] : NULL;
+			if (tc && tc->collective && tc->collective_comm == comm && !strcmp(tc->collective, c->collective))
+				continue; /* in it too */
+			blocked[v] = true;
+			if (w >= 0)
+				json_array_append_new(edges, json_pack("{s:i, s:i, s:b, s:b, s:{s:s, s:i, s:s, s:s}}", "from",
+								       rank, "to", to, "waits", 1, "wildcard", 0, "op",
+								       "kind", "collective", "rank", rank, "call",
+								       c->collective, "comm", comm_name(j, comm)));
+			if (!fresh)
+				continue; /* the members elsewhere are listed once per entry */
+			const char *st = rank_state(j, w);
+			json_array_append_new(json_object_get(entry, "elsewhere"),
+					      json_pack("{s:i, s:s}", "rank", to, "in", st));
+			if (cq_mpi_call_waits(st) != CQ_MPI_WAITS_NOTHING)
+				json_object_set_new(entry, "mismatch", json_true());
+		}
+	}
+	json_array_foreach(out, i, doc)
+		json_object_del(doc, "comm_index");
+	return out;
+}
+
+/* Per rank: what its threads are inside, and where the job view took its waits from. */
+static json_t *rank_calls(const struct job *j)
+{
+	json_t *out = json_array();
+	for (size_t v = 0; j->calls && v < j->npresent; v++) {
+		const struct calls *c = &j->calls[v];
+		json_t *list = json_array(), *e;
+		size_t k;
+		json_array_foreach(c->list, k, e)
+			json_array_append_new(list, json_pack("{s:O, s:O, s:O}", "tid", json_object_get(e, "tid"),
+							      "call", json_object_get(e, "call"), "waits",
+							      json_object_get(e, "waits")));
+		json_array_append_new(out, json_pack("{s:i, s:s, s:b, s:s, s:o}", "rank", j->present[v], "in",
+						     rank_state(j, (int)v), "from_stacks", c->known, "waits_from",
+						     c->known ? "stacks" : "queues (no stacks in the document: every "
+									   "pending operation taken as waited on)",
+						     "threads", list));
+	}
+	return out;
+}
+
+/* The ranks' stacks (their documents' "stacks") as one tree, a stack per rank numbered by
+ * its rank, the ranks of each deadlock cycle marked; NULL when no document has stacks. */
+static json_t *stack_tree(const struct job *j, json_t *cycles)
+{
+	struct cq_tree *t = cq_tree_create(CQ_TREE_BY_FUNCTION, false);
+	json_t *doc, *tree = NULL, *c;
+	size_t i, added = 0;
+	if (!t)
+		return NULL;
+	json_array_foreach(j->ranks, i, doc) {
+		json_t *bt = json_object_get(doc, "stacks");
+		if (!j->rank_of || j->rank_of[i] < 0 || !json_is_object(bt))
+			continue; /* failed, refused or given twice: its rank is not this one's */
+		json_t *copy = json_copy(bt); /* shallow: only the task changes */
+		if (!copy)
+			continue;
+		json_object_set_new(copy, "task", json_integer(j->rank_of[i]));
+		json_object_set_new(copy, "task_source", json_string("MPI_COMM_WORLD rank (MQD)"));
+		struct cq_error *err = cq_tree_add_bt(t, copy, json_string_value(json_object_get(doc, "core")) ?: "rank");
+		added += !err;
+		cq_error_destroy(err); /* a refused stack document is not in the tree: its rank's count says so */
+		json_decref(copy);
+	}
+	if (added)
+		tree = cq_tree_json(t);
+	cq_tree_destroy(t);
+	json_array_foreach(cycles, i, c) {
+		struct cq_ranges set;
+		cq_ranges_init(&set);
+		json_t *r;
+		size_t k;
+		json_array_foreach(json_object_get(c, "ranks"), k, r)
+			cq_error_destroy(cq_ranges_add(&set, (uint64_t)json_integer_value(r), (uint64_t)json_integer_value(r)));
+		char *text = cq_ranges_format(&set), name[32];
+		if (json_array_size(cycles) > 1)
+			snprintf(name, sizeof(name), "deadlock %zu", i + 1);
+		else
+			snprintf(name, sizeof(name), "deadlock");
+		if (tree && text)
+			cq_error_destroy(cq_tree_mark(tree, name, text));
+		free(text);
+		cq_ranges_deinit(&set);
+	}
+	return tree;
+}
+
+json_t *cq_waitfor_job(json_t *ranks)
 {
 	struct job j = {.ranks = ranks};
 	collect(&j);
 	match(&j);
 	json_t *edges = json_array(), *unmatched_s = json_array(), *unmatched_r = json_array();
-	json_t *matched = json_array(), *stalls = json_array();
+	json_t *matched = json_array(), *stalls = json_array(), *posted = json_array();
 	bool *blocked = calloc(j.npresent + 1, sizeof(bool)), *has_ops = calloc(j.npresent + 1, sizeof(bool));
 	if (!blocked || !has_ops || !j.rank_of || !j.why_not || !j.present) {
 		free(blocked);
@@ -489,11 +741,15 @@ json_t *cq_mqd_job(json_t *ranks)
 		}
 		if (o->cls == RECV && arrived(&j, o))
 			continue; /* the message is there: not waiting on its sender */
-		blocked[node(&j, o->rank)] = true;
 		json_t *ref = op_ref(&j, o);
 		/* the message is at the receiver, which posted no receive taking it */
 		if (o->cls == SEND && delivered(&j, o))
 			json_object_set_new(ref, "arrived", json_true());
+		if (!waited_on(&j, o)) {
+			json_array_append_new(posted, ref);
+			continue;
+		}
+		blocked[node(&j, o->rank)] = true;
 		json_array_append_new(o->cls == SEND ? unmatched_s : unmatched_r, ref);
 		if (o->peer != ANY) {
 			json_t *e = json_pack("{s:i, s:i, s:b, s:b, s:o}", "from", o->rank, "to", o->peer,
@@ -513,19 +769,36 @@ json_t *cq_mqd_job(json_t *ranks)
 		}
 	}
 	/* ranks with no MPI operation at all, and documents that failed */
+	json_t *colls = blocked ? collectives(&j, edges, blocked) : json_array();
 	json_t *no_state = json_array(), *failed = json_array(), *doc;
 	size_t i;
 	for (size_t k = 0; k < j.nops; k++)
 		has_ops[node(&j, j.ops[k].rank)] = true;
 	json_array_foreach(ranks, i, doc) {
 		int r = j.rank_of ? j.rank_of[i] : -1;
-		const char *why = j.why_not && j.why_not[i] ? j.why_not[i] :
-				  json_string_value(json_object_get(doc, "error")) ?: "the rank in MPI_COMM_WORLD is unknown";
-		if (r < 0)
-			json_array_append_new(failed, json_pack("{s:s?, s:s?}", "core", json_string_value(json_object_get(doc, "core")),
-								  "error", why));
-		else if (has_ops && !has_ops[node(&j, r)])
+		if (r < 0) {
+			/* why the rank is unknown: the document's error, else its first problem (a
+			 * missing type donor leaves a document with problems and no rank) */
+			const char *why = j.why_not && j.why_not[i] ? j.why_not[i] :
+					  json_string_value(json_object_get(doc, "error"));
+			/* the missing types say what to do (--types); else the first problem */
+			json_t *p0 = json_array_get(json_object_get(doc, "problems"), 0), *pk;
+			size_t x;
+			json_array_foreach(json_object_get(doc, "problems"), x, pk)
+				if (!strcmp(json_string_value(json_object_get(pk, "item")) ?: "", "types"))
+					p0 = pk;
+			const char *pm = json_string_value(json_object_get(p0, "message"));
+			json_t *e = json_pack("{s:s?}", "core", json_string_value(json_object_get(doc, "core")));
+			if (why)
+				json_object_set_new(e, "error", cq_json_str(why));
+			else if (pm)
+				json_object_set_new(e, "error", json_sprintf("the rank in MPI_COMM_WORLD is unknown: %s", pm));
+			else
+				json_object_set_new(e, "error", json_string("the rank in MPI_COMM_WORLD is unknown"));
+			json_array_append_new(failed, e);
+		} else if (has_ops && !has_ops[node(&j, r)] && !blocked[node(&j, r)]) {
 			json_array_append_new(no_state, json_integer(r));
+		}
 	}
 	/* wildcard receives whose every possible sender is itself waiting or idle in MPI */
 	for (size_t k = 0; k < j.nops; k++) {
@@ -566,6 +839,21 @@ json_t *cq_mqd_job(json_t *ranks)
 				"matched", matched, "blocked", blocked_ranks, "no_mpi_state", no_state,
 				"failed", failed, "communicators", comms, "wait_for", edges);
 	json_object_set_new(out, "problems", j.problems);
+	json_object_set_new(out, "posted", posted);
+	json_object_set_new(out, "collectives", colls);
+	json_object_set_new(out, "calls", rank_calls(&j));
+	json_t *tree = stack_tree(&j, cycles);
+	if (tree)
+		json_object_set_new(out, "stack_tree", tree);
+	/* no rank analyzed: there is no job view to speak of, and the reason is the first
+	 * rank's (never "no deadlock found") */
+	if (!j.npresent && j.nranks) {
+		json_t *f0 = json_array_get(failed, 0);
+		json_object_set_new(out, "error", json_sprintf("no rank could be analyzed (%zu of %zu failed); the first, %s: %s",
+							     json_array_size(failed), j.nranks,
+							     json_string_value(json_object_get(f0, "core")) ?: "?",
+							     json_string_value(json_object_get(f0, "error")) ?: "?"));
+	}
 	json_object_set(out, "ranks", ranks);
 	free(blocked);
 	free(has_ops);
@@ -574,6 +862,7 @@ json_t *cq_mqd_job(json_t *ranks)
 	free(j.why_not);
 	free(j.present);
 	free(j.rank_of);
+	free(j.calls);
 	free(j.comms);
 	free(j.ops);
 	return out;
@@ -590,7 +879,7 @@ static void dot_string(FILE *f, const char *s)
 	}
 }
 
-char *cq_mqd_job_dot(json_t *job)
+char *cq_waitfor_dot(json_t *job)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -620,22 +909,34 @@ char *cq_mqd_job_dot(json_t *job)
 			blocked |= json_integer_value(r) == json_integer_value(rank);
 		const char *color = json_object_get(in_cycle, key) ? "red" : blocked ? "orange" :
 				    idle ? "gray" : "black";
-		fprintf(f, "  r%s [label=\"rank %s\\npid %lld%s\", color=%s];\n", key, key,
-			(long long)json_integer_value(json_object_get(doc, "pid")),
-			idle ? "\\nno MPI operation" : "", color);
+		fprintf(f, "  r%s [label=\"rank %s\\npid %lld%s", key, key,
+			(long long)json_integer_value(json_object_get(doc, "pid")), idle ? "\\nno MPI operation" : "");
+		json_t *cl;
+		json_array_foreach(json_object_get(job, "calls"), k, cl)
+			if (json_integer_value(json_object_get(cl, "rank")) == json_integer_value(rank) &&
+			    json_is_true(json_object_get(cl, "from_stacks"))) {
+				fputs("\\n", f);
+				dot_string(f, json_string_value(json_object_get(cl, "in")));
+			}
+		fprintf(f, "\", color=%s];\n", color);
 	}
 	json_t *e;
 	json_array_foreach(json_object_get(job, "wait_for"), i, e) {
 		json_t *op = json_object_get(e, "op"), *tag = json_object_get(op, "tag");
-		char t[32];
-		if (json_is_integer(tag))
-			snprintf(t, sizeof(t), "%lld", (long long)json_integer_value(tag));
+		const char *call = json_string_value(json_object_get(op, "call"));
+		char t[96];
+		if (!strcmp(json_string_value(json_object_get(op, "kind")) ?: "", "collective") && call)
+			snprintf(t, sizeof(t), "in %s", call); /* waits for a member outside its collective */
+		else if (json_is_integer(tag))
+			snprintf(t, sizeof(t), "%s tag %lld", json_string_value(json_object_get(op, "kind")) ?: "?",
+				 (long long)json_integer_value(tag));
 		else
-			snprintf(t, sizeof(t), "any");
-		fprintf(f, "  r%lld -> r%lld [label=\"%s tag %s\\n",
+			snprintf(t, sizeof(t), "%s tag any", json_string_value(json_object_get(op, "kind")) ?: "?");
+		fprintf(f, "  r%lld -> r%lld [label=\"",
 			(long long)json_integer_value(json_object_get(e, "from")),
-			(long long)json_integer_value(json_object_get(e, "to")),
-			json_string_value(json_object_get(op, "kind")), t);
+			(long long)json_integer_value(json_object_get(e, "to")));
+		dot_string(f, t);
+		fputs("\\n", f);
 		dot_string(f, json_string_value(json_object_get(op, "comm")));
 		fprintf(f, "\"%s];\n", json_is_true(json_object_get(e, "wildcard")) ? ", style=dashed" : "");
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /**
- * @file job.h
+ * @file waitfor.h
  * Job view of MPI message queues: the per-rank reports of all ranks of a job
  * ("coreq-mqd/1", one per rank core, made here or by `coreq mqd --json` elsewhere) merged
  * into one picture: operations matched across ranks, the wait-for graph, deadlock cycles,
@@ -13,8 +13,8 @@
  * matching receive; a pending receive waits for its sender (a wildcard receive for any
  * member of the group). Edges of matched pairs are kept but do not count as waiting.
  */
-#ifndef COREQ_MQD_JOB_H
-#define COREQ_MQD_JOB_H
+#ifndef COREQ_JOB_WAITFOR_H
+#define COREQ_JOB_WAITFOR_H
 
 #include <jansson.h>
 
@@ -23,9 +23,9 @@
  * report failed may be {"core": path, "error": message}). Returns a "coreq-mqd-job/1"
  * document (new reference) holding the ranks' documents, the graph and the findings.
  */
-json_t *cq_mqd_job(json_t *ranks);
+json_t *cq_waitfor_job(json_t *ranks);
 
 /** The wait-for graph of a job document as Graphviz DOT text; caller frees. */
-char *cq_mqd_job_dot(json_t *job);
+char *cq_waitfor_dot(json_t *job);
 
 #endif
