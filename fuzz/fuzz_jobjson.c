@@ -4,12 +4,14 @@
  * separated by NUL bytes. Each that parses becomes one document of the job; the job view
  * (matching, wait-for graph, cycles, stalls; job/waitfor.c) and its DOT text are made. The
  * same documents go to a stack tree (job/tree.h: `coreq stacks BT.json|TREE.json...`),
- * whose JSON, text and DOT are made too. */
+ * whose JSON, text and DOT are made too; and the first two documents are joined as a
+ * process's stacks and its OMPD report (job/ompjoin.h). */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "job/ompjoin.h"
 #include "job/tree.h"
 #include "job/waitfor.h"
 
@@ -27,6 +29,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (doc)
 			json_array_append_new(docs, doc);
 		at += len + 1;
+	}
+	if (json_array_size(docs) >= 2) {
+		json_t *bt = json_deep_copy(json_array_get(docs, 0));
+		cq_omp_join(bt, json_array_get(docs, 1), NULL, size & 16);
+		json_decref(bt);
 	}
 	json_t *job = cq_waitfor_job(docs);
 	char *dot = cq_waitfor_dot(job);

@@ -106,6 +106,14 @@ for f in glob.glob(os.path.join(root, "core", "*", "golden", "bt.json")):
     doc = json.dumps(json.load(open(f)), separators=(",", ":")).encode()
     with open(os.path.join(sys.argv[2], "bt-" + name), "wb") as out:
         out.write(doc + b"\0" + doc)
+# the OpenMP join's inputs: a bundle's stacks and its OMPD report (the parts the join reads)
+for f in glob.glob(os.path.join(root, "omp", "*-debug", "golden", "ompd-64.json")):
+    name = os.path.basename(os.path.dirname(os.path.dirname(f)))
+    o = json.load(open(f))
+    o = {k: o[k] for k in ("schema", "threads", "tasks", "parallel_regions", "problems") if k in o}
+    bt = json.load(open(os.path.join(os.path.dirname(f), "bt.json")))
+    with open(os.path.join(sys.argv[2], "omp-" + name), "wb") as out:
+        out.write(json.dumps(bt, separators=(",", ":")).encode() + b"\0" + json.dumps(o, separators=(",", ":")).encode())
 for f in glob.glob(os.path.join(root, "stacks", "golden", "*.json")):
     with open(os.path.join(sys.argv[2], "tree-" + os.path.basename(f)[:-5]), "wb") as out:
         out.write(json.dumps(json.load(open(f)), separators=(",", ":")).encode())

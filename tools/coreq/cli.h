@@ -51,6 +51,7 @@ struct cq_cli {
 	unsigned max_frames; /**< bt: frames per thread (0: default) */
 	bool all_lines;      /**< bt: source lines in system modules too */
 	bool bfd;            /**< info/threads: libbfd's identification too (--bfd) */
+	int openmp;          /**< bt: 1 OpenMP-aware stacks (--openmp), 2 continued (--openmp=continued) */
 	bool all_threads;    /**< stacks: every thread's stack, not one per process */
 	enum cq_tree_label tree_by; /**< stacks: node labels (--by) */
 	bool regs;           /**< threads: include all registers (default for `threads`) */
@@ -119,6 +120,11 @@ struct cq_stack_options;
 /** The coreq-bt/2 document of @p core as `coreq bt --json` gives it: the walk's problems,
  * the core's own, and each stack a missing piece cut short; with @p with_task its MPI
  * rank (cq_bt_task). */
+/** An OpenMP-aware stack (job/ompjoin.h: a thread of a joined bt document @p bt) as text:
+ * the runtime's frames folded to a line, each task's under a heading, then the frames it
+ * continues with on other threads. @p width: hex digits of a pointer. */
+void cq_print_omp_stack(json_t *bt, json_t *thread, int width);
+
 struct cq_error *cq_bt_document(struct cq_core *core, const struct cq_stack_options *opt, bool with_task,
 				json_t **ret);
 

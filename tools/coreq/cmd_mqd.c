@@ -325,8 +325,9 @@ int cq_cmd_mqd(struct cq_cli *cli)
 			rc = CQ_EXIT_IO;
 		}
 		if (cli->dot || cli->svg) {
+			/* an output refused (onto an input: usage) says so whatever the analysis found */
 			int grc = cq_write_graph(cli, cq_waitfor_dot(job));
-			if (grc > rc)
+			if (grc > rc || grc == CQ_EXIT_USAGE)
 				rc = grc;
 		}
 		if (cli->json) {

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "job/ompjoin.h"
+#include "stack/stack.h"
 #include "events/events.h"
 #include "ompd/host.h"
 
@@ -52,7 +54,7 @@ static void print_task(const char *indent, const char *label, json_t *t)
 	printf("\n");
 }
 
-static void print_text(json_t *doc)
+static void print_text(json_t *doc, int width)
 {
 	json_t *plugin = json_object_get(doc, "plugin"), *proc = json_object_get(doc, "process");
 	printf("core:     %s (%s)\n", str(doc, "core"), str(doc, "arch"));
@@ -118,6 +120,14 @@ static void print_text(json_t *doc)
 		printf("\n");
 		printf("  ICVs:\n");
 		print_icvs("    ", json_object_get(th, "icvs"));
+		/* the thread's stack, each frame the runtime's or a task's (job/ompjoin.h) */
+		json_t *bt = json_object_get(doc, "stacks"), *bth;
+		size_t b;
+		json_array_foreach(json_object_get(bt, "threads"), b, bth)
+			if (json_integer_value(json_object_get(bth, "tid")) == tid) {
+				printf("  stack:\n");
+				cq_print_omp_stack(bt, bth, width);
+			}
 		if (json_object_get(th, "recent_events")) {
 			printf("  recent events (flight recorder):\n");
 			json_t *ring = json_pack("{s:O}", "events", json_object_get(th, "recent_events"));
@@ -199,6 +209,18 @@ int cq_cmd_ompd(struct cq_cli *cli)
 		return cq_fail(err);
 	}
 	merge_events(doc, events, eerr);
+	/* each thread's stack joined with the tasks' frames, continued out to the initial task */
+	json_t *bt = NULL;
+	struct cq_stack_options sopt = {.max_frames = cli->max_frames};
+	struct cq_error *serr = cq_bt_document(core, &sopt, false, &bt);
+	if (serr) {
+		json_array_append_new(json_object_get(doc, "problems"),
+				      json_pack("{s:s, s:o}", "item", "stacks", "message", cq_json_str(serr->message)));
+		cq_error_destroy(serr);
+	} else {
+		cq_omp_join(bt, doc, NULL, true);
+		json_object_set_new(doc, "stacks", bt);
+	}
 	/* The core's own problems (missing libraries...) belong to the answer too. */
 	json_t *problems = json_object_get(doc, "problems");
 	for (size_t i = 0; i < core->nproblems; i++)
@@ -211,7 +233,7 @@ int cq_cmd_ompd(struct cq_cli *cli)
 	if (cli->json) {
 		cq_emit_json(doc);
 	} else {
-		print_text(doc);
+		print_text(doc, (int)cq_target_ptr_size(core->target) * 2);
 		json_decref(doc);
 	}
 	cq_core_close(core);

@@ -71,6 +71,9 @@ static void usage(FILE *f)
 		"      --workers N            mqd job view, stacks: cores analyzed in parallel (default: CPUs)\n"
 		"      --last N               events: per thread (default 16; 0: all)\n"
 		"      --max-frames N         bt: frames per thread (default 256)\n"
+		"      --openmp[=continued]   bt: OpenMP-aware stacks through the OMPD plugin: each frame\n"
+		"                             runtime, task or serial, the runtime's folded; continued:\n"
+		"                             a task's generating tasks on their threads, out to main\n"
 		"      --all-lines            bt: source lines in the C library and dynamic linker too\n"
 		"                             (their DWARF is large: off by default)\n"
 		"      --bfd                  info/threads: also libbfd's (multi-arch) names of the core's\n"
@@ -117,6 +120,7 @@ int main(int argc, char **argv)
 		{"bfd", no_argument, NULL, 'B'},
 		{"threads", no_argument, NULL, 'H'},
 		{"by", required_argument, NULL, 'y'},
+		{"openmp", optional_argument, NULL, 'u'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -130,6 +134,16 @@ int main(int argc, char **argv)
 		case 'A': cli.all_lines = true; break;
 		case 'B': cli.bfd = true; break;
 		case 'H': cli.all_threads = true; break;
+		case 'u':
+			if (!optarg)
+				cli.openmp = 1;
+			else if (!strcmp(optarg, "continued"))
+				cli.openmp = 2;
+			else {
+				fprintf(stderr, "coreq: bad --openmp=%s (only --openmp or --openmp=continued)\n", cq_esc(optarg));
+				return CQ_EXIT_USAGE;
+			}
+			break;
 		case 'y':
 			if (!strcmp(optarg, "function"))
 				cli.tree_by = CQ_TREE_BY_FUNCTION;
