@@ -85,16 +85,23 @@ static bool stack_init(struct stack *s, json_t *frames, uint64_t bias)
 	return true;
 }
 
-/* The group whose stack region holds frame address @p a: the innermost with CFA - bias
- * above it. -1 when @p a is 0, below frame 0's frame or above the outermost frame. */
-static long owner(const struct stack *s, uint64_t a)
+/* OMPT's frame flags (omp-tools.h): what the address is. LLVM's libompd up to 19 leaves
+ * them unset (null in the report): then a frame address, as the runtime records it. */
+#define FRAME_KIND_MASK 0x30
+#define FRAME_CFA 0x10
+
+/* The group whose stack region holds address @p a: a frame address (frame pointer, back
+ * chain) or a stack address lies below its frame's CFA (less the bias), so the innermost
+ * group whose CFA - bias is above it; an address flagged as a CFA is that frame's CFA.
+ * -1 when @p a is 0, below frame 0's frame or above the outermost frame. */
+static long owner(const struct stack *s, uint64_t a, bool is_cfa)
 {
 	if (!a || !s->ngroups || s->cfa[0] < s->bias)
 		return -1;
 	if (a + FRAME0_SLACK < s->cfa[0] - s->bias)
 		return -1;
 	for (size_t g = 0; g < s->ngroups; g++)
-		if (s->cfa[g] >= s->bias && a < s->cfa[g] - s->bias)
+		if (is_cfa ? s->cfa[g] >= a : s->cfa[g] >= s->bias && a < s->cfa[g] - s->bias)
 			return (long)g;
 	return -1;
 }
@@ -214,10 +221,12 @@ static bool implicit(const struct omp *o, long t)
 	return json_is_integer(v) && json_integer_value(v) == 1;
 }
 
-static uint64_t frame_addr(const struct omp *o, long t, const char *which)
+static uint64_t frame_addr(const struct omp *o, long t, const char *which, bool *is_cfa)
 {
 	uint64_t a = 0;
-	hex_of(json_object_get(json_object_get(task(o, t), which), "address"), &a);
+	const json_t *f = json_object_get(task(o, t), which), *flag = json_object_get(f, "flag");
+	hex_of(json_object_get(f, "address"), &a);
+	*is_cfa = json_is_integer(flag) && (json_integer_value(flag) & FRAME_KIND_MASK) == FRAME_CFA;
 	return a;
 }
 
@@ -373,8 +382,9 @@ static json_t *join_thread(const struct omp *o, const json_t *oth, json_t *bth, 
 	json_t *merged = json_array(); /* tasks whose frames could not be told from the next one's */
 	for (size_t i = 0; i < n && g < s.ngroups; i++) {
 		const struct link *l = &chain[i];
-		uint64_t ea = frame_addr(o, l->task, "exit_frame"), na = frame_addr(o, l->task, "enter_frame");
-		long e = owner(&s, ea), nn = owner(&s, na);
+		bool ecfa, ncfa;
+		uint64_t ea = frame_addr(o, l->task, "exit_frame", &ecfa), na = frame_addr(o, l->task, "enter_frame", &ncfa);
+		long e = owner(&s, ea, ecfa), nn = owner(&s, na, ncfa);
 		if (na && nn < 0)
 			problem(problems, "task %ld: its enter frame 0x%" PRIx64 " is not on thread %lld's stack: not used",
 				l->task, na, (long long)tid);
