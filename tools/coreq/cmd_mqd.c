@@ -228,11 +228,19 @@ static void print_job(json_t *job)
 	}
 	/* where each rank is: what the waits below are taken from */
 	json_array_foreach(json_object_get(job, "calls"), i, x) {
-		printf("rank %lld: %s", (long long)json_integer_value(json_object_get(x, "rank")), str(x, "in"));
+		printf("rank %lld: %s%s", (long long)json_integer_value(json_object_get(x, "rank")),
+		       !strncmp(str(x, "in") ?: "", "MPI_", 4) ? "in " : "", str(x, "in"));
 		json_t *th = json_object_get(x, "threads");
-		json_array_foreach(th, k, y)
+		bool requests = false;
+		json_array_foreach(th, k, y) {
 			printf("%s%lld%s", k ? ", " : " (thread ", (long long)json_integer_value(json_object_get(y, "tid")),
 			       k + 1 == json_array_size(th) ? ")" : "");
+			requests |= !strcmp(str(y, "waits") ?: "", "requests");
+		}
+		if (requests)
+			printf(": waits on every request the rank posted (the call's arguments are not read)");
+		if (!json_is_true(json_object_get(x, "from_stacks")))
+			printf(": no stacks in its document, every pending operation taken as waited on");
 		printf("\n");
 	}
 	json_array_foreach(json_object_get(job, "deadlocks"), i, x) {
