@@ -7,7 +7,7 @@ WARN = -Werror=implicit-function-declaration -Werror=int-conversion -Wall -Wextr
 CFLAGS_ALL = -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. -I$(BUILD)/include $(EXTRA_CFLAGS)
 # libbfd-multiarch is not linked: corelib loads it when its answer is needed (bfd_lib.h)
 # from the file a link would use, found here once and fixed in $(BUILD)/include.
-LIBS = -Wl,--as-needed -ldw -lelf -ljansson -lz -lpthread
+LIBS = -Wl,--as-needed -ldw -lelf -ljansson -lz -lzstd -llzma -llz4 -lpthread
 LIBBFD_LINK = -l:libbfd-multiarch.so
 
 TARGETS_SRC = $(wildcard targets/*.c)

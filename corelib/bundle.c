@@ -708,12 +708,17 @@ static struct cq_error *put_donors(struct cq_core *core, struct buf *b, size_t *
 		char *path = strndup(d, len);
 		if (!path)
 			return &cq_error_nomem;
-		int fd = -2;
-		struct cq_error *err = *path ? cq_open_regular(path, "type donor", &fd) : NULL;
-		if (!err && fd >= 0) {
+		/* a compressed donor is stored expanded, as it is read (corelib/file.h) */
+		struct cq_file *file = NULL;
+		struct cq_error *err = *path ? cq_file_open(path, core->opts.max_inflated, &file) : NULL;
+		if (err) {
+			struct cq_error *named = cq_error_create(err->code, "type donor %s", err->message);
+			cq_error_destroy(err);
+			err = named;
+		} else if (file) {
 			const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-			err = put_donor(b, core->target, base, fd);
-			close(fd);
+			err = put_donor(b, core->target, base, file->fd);
+			cq_file_close(file);
 			(*n)++;
 		}
 		free(path);

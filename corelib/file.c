@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "file.h"
+#include "decompress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,15 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
-
-/* Chunks this large that are all zero become holes in the inflated file. */
-#define INFLATE_CHUNK (64 * 1024)
-
-static bool all_zero(const unsigned char *p, size_t n)
-{
-	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
-}
 
 static int make_temp_file(void)
 {
@@ -35,103 +27,6 @@ static int make_temp_file(void)
 		unlink(tmpl);
 	free(tmpl);
 	return fd;
-}
-
-static bool looks_compressed(const unsigned char *m, size_t n)
-{
-	if (n >= 2 && m[0] == 0x1f && m[1] == 0x8b)
-		return true;
-	/* zlib: CMF 0x78 and a header checksum divisible by 31 */
-	return n >= 2 && m[0] == 0x78 && ((m[0] << 8) | m[1]) % 31 == 0;
-}
-
-/* Next chunk of the compressed input into @p ibuf; @p eof set at its end. */
-static struct cq_error *refill(int in, unsigned char *ibuf, z_stream *zs, bool *eof,
-			       const char *path)
-{
-	ssize_t n = read(in, ibuf, INFLATE_CHUNK);
-	if (n < 0)
-		return cq_error_errno(errno, "%s: read", path);
-	*eof = n == 0;
-	zs->next_in = ibuf;
-	zs->avail_in = (uInt)n;
-	return NULL;
-}
-
-/* Inflate all of @p in (gzip members or one zlib stream) into the temporary file @p out. */
-static struct cq_error *inflate_to(int in, int out, const char *path, uint64_t max,
-				   uint64_t *size_ret)
-{
-	unsigned char *ibuf = malloc(2 * INFLATE_CHUNK), *obuf;
-	z_stream zs = {0};
-	struct cq_error *err = NULL;
-	uint64_t total = 0;
-	if (!ibuf)
-		return &cq_error_nomem;
-	obuf = ibuf + INFLATE_CHUNK;
-	if (inflateInit2(&zs, 15 + 32) != Z_OK) {
-		free(ibuf);
-		return cq_error_create(CQ_ERR_INTERNAL, "%s: zlib inflateInit failed", path);
-	}
-	bool eof = false, done = false;
-	while (!done) {
-		if (zs.avail_in == 0 && !eof) {
-			if ((err = refill(in, ibuf, &zs, &eof, path)))
-				break;
-		}
-		zs.next_out = obuf;
-		zs.avail_out = INFLATE_CHUNK;
-		int rc = inflate(&zs, Z_NO_FLUSH);
-		size_t have = INFLATE_CHUNK - zs.avail_out;
-		if (rc != Z_OK && rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && have)) {
-			if (rc == Z_BUF_ERROR && eof)
-				err = cq_error_create(CQ_ERR_COMPRESSED,
-					"%s: compressed stream ends early (truncated after %llu bytes of output)",
-					path, (unsigned long long)total);
-			else
-				err = cq_error_create(CQ_ERR_COMPRESSED,
-					"%s: corrupt compressed data after %llu bytes of output (%s)",
-					path, (unsigned long long)total, zs.msg ? zs.msg : "zlib error");
-			break;
-		}
-		if (have > max - total || total + have > max) {
-			err = cq_error_create(CQ_ERR_COMPRESSED,
-				"%s: expands to more than %llu bytes; raise --max-inflate if this core is genuine",
-				path, (unsigned long long)max);
-			break;
-		}
-		if (all_zero(obuf, have)) {
-			if (lseek(out, (off_t)have, SEEK_CUR) < 0) {
-				err = cq_error_errno(errno, "%s: temporary file", path);
-				break;
-			}
-		} else if (write(out, obuf, have) != (ssize_t)have) {
-			err = cq_error_errno(errno ? errno : ENOSPC, "%s: writing inflated copy", path);
-			break;
-		}
-		total += have;
-		if (rc == Z_STREAM_END) {
-			/* Concatenated gzip members continue; trailing zero padding is accepted. */
-			if (zs.avail_in == 0 && !eof) {
-				if ((err = refill(in, ibuf, &zs, &eof, path)))
-					break;
-			}
-			if (zs.avail_in == 0 || all_zero(zs.next_in, zs.avail_in))
-				done = true;
-			else
-				inflateReset(&zs);
-		} else if (rc == Z_BUF_ERROR && eof && zs.avail_in == 0 && have == 0) {
-			err = cq_error_create(CQ_ERR_COMPRESSED,
-					      "%s: compressed stream ends early (truncated)", path);
-			break;
-		}
-	}
-	inflateEnd(&zs);
-	free(ibuf);
-	if (!err && ftruncate(out, (off_t)total) < 0)
-		err = cq_error_errno(errno, "%s: temporary file", path);
-	*size_ret = total;
-	return err;
 }
 
 static const char *file_kind(mode_t m)
@@ -203,9 +98,10 @@ struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq
 	f->size = (uint64_t)st.st_size;
 	f->dev = (uint64_t)st.st_dev;
 	f->ino = (uint64_t)st.st_ino;
-	unsigned char magic[2];
-	if (pread(fd, magic, sizeof(magic), 0) == sizeof(magic) &&
-	    looks_compressed(magic, sizeof(magic))) {
+	unsigned char magic[CQ_COMPRESSION_MAGIC];
+	ssize_t nm = pread(fd, magic, sizeof(magic), 0);
+	enum cq_compression comp = cq_compression_of(magic, nm > 0 ? (size_t)nm : 0);
+	if (comp != CQ_COMPRESSION_NONE) {
 		int tmp = make_temp_file();
 		if (tmp < 0) {
 			struct cq_error *err = cq_error_errno(errno, "%s: cannot create a temporary file to inflate into (set TMPDIR)", path);
@@ -213,10 +109,10 @@ struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq
 			return err;
 		}
 		uint64_t size = 0;
-		struct cq_error *err = inflate_to(fd, tmp, path, max_inflated, &size);
+		struct cq_error *err = cq_decompress(comp, fd, tmp, path, max_inflated, &size);
 		/* Two bytes are weak evidence of zlib ("x^" starts text): a stream that yields
 		 * nothing was not compressed data; the raw file is checked as it is. */
-		if (err && err->code == CQ_ERR_COMPRESSED && size == 0 && magic[0] != 0x1f) {
+		if (err && err->code == CQ_ERR_COMPRESSED && size == 0 && comp == CQ_COMPRESSION_ZLIB) {
 			cq_error_destroy(err);
 			close(tmp);
 			*ret = f;

@@ -3,9 +3,10 @@
  * @file file.h
  * Input files (cores, executables, libraries), read lazily with pread.
  *
- * A gzip- or zlib-compressed input is inflated once into an anonymous temporary file
- * (holes for runs of zeros, so sparse cores stay sparse) and then read like any other
- * file. The expansion is bounded so that a compression bomb is refused, not followed.
+ * A compressed input (gzip, zlib, zstd, xz, lz4: decompress.h) is expanded once into an
+ * anonymous temporary file (holes for runs of zeros, so sparse cores stay sparse) and then
+ * read like any other file. The expansion is bounded so that a compression bomb is
+ * refused, not followed.
  */
 #ifndef COREQ_FILE_H
 #define COREQ_FILE_H
@@ -27,7 +28,7 @@ struct cq_file {
 	char *path;        /**< path as given by the user */
 	int fd;            /**< readable descriptor (the temporary file if inflated) */
 	uint64_t size;     /**< size of the (inflated) contents */
-	bool compressed;   /**< the file on disk was gzip/zlib-compressed */
+	bool compressed;   /**< the file on disk was compressed (decompress.h) */
 	uint64_t dev, ino; /**< the file on disk (st_dev, st_ino): one file under many names */
 	/** Small-read cache (allocated on first use): page number + 1 per slot, 0 = empty. */
 	uint64_t cache_tag[CQ_FILE_CACHE_PAGES];

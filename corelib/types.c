@@ -12,6 +12,7 @@
 
 #include "image.h"
 #include "internal.h"
+#include "file.h"
 #include "types.h"
 
 #define MAX_TYPES 1024 /* distinct names asked for: plugins ask a few dozen */
@@ -71,13 +72,18 @@ static int by_name(const void *a, const void *b)
 static void open_source(struct source *s)
 {
 	s->opened = true;
-	/* a file a core names may be a FIFO: cq_open_regular() refuses it without blocking */
-	struct cq_error *oerr = cq_open_regular(s->path, NULL, &s->fd);
+	/* a file a core names may be a FIFO: cq_file_open() refuses it without blocking; a
+	 * compressed donor (ompi-types.so.gz) is expanded like any compressed input */
+	struct cq_file *file;
+	struct cq_error *oerr = cq_file_open(s->path, s->core ? s->core->opts.max_inflated : 0, &file);
 	if (oerr) {
 		s->unreadable = strdup(oerr->message);
 		cq_error_destroy(oerr);
 		return;
 	}
+	s->fd = file->fd;
+	file->fd = -1;
+	cq_file_close(file);
 	s->dw = dwarf_begin(s->fd, DWARF_C_READ);
 	if (!s->dw && s->img && s->img->elf) {
 		char *dbg = cq__find_debug_file(s->core, s->img->found_path, s->img->elf);
@@ -186,6 +192,9 @@ static struct cq_types *types_of(struct cq_core *core)
 			}
 		}
 	}
+	/* every source is opened under the core's bound on expanding compressed files */
+	for (size_t i = 0; i < t->nsources; i++)
+		t->sources[i].core = core;
 	return t;
 }
 

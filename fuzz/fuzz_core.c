@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_core: the input is a whole core file, raw or gzip/zlib-compressed.
+/* fuzz_core: the input is a whole core file, raw or compressed (gzip, zlib, zstd, xz, lz4).
  *
  * Opens it (ELF and program headers, every note: threads, auxv, psinfo, siginfo, NT_FILE,
  * TLS notes, bundle notes; libbfd's identification), discovers images (auxv, dynamic

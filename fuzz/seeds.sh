@@ -69,6 +69,15 @@ corpus() {
 			for f in "$ROOT"/fixtures/core/*/core.gz; do
 				[ "$(stat -c %s "$f")" -le 65536 ] && cp "$f" "$c/fixture-$(basename "$(dirname "$f")").core.gz"
 			done
+			# the formats systemd-coredump stores cores in (corelib/decompress.h), made by
+			# their own tools over a synthetic core
+			local raw
+			raw=$(ls "$DATA"/mkcore/*.core | head -1)
+			if [ -n "$raw" ]; then
+				command -v zstd >/dev/null && zstd -q -f -o "$c/mkcore-core.zst" "$raw"
+				command -v xz >/dev/null && xz -T1 -c "$raw" >"$c/mkcore-core.xz"
+				command -v lz4 >/dev/null && lz4 -q -f "$raw" "$c/mkcore-core.lz4"
+			fi
 		fi
 		if [ "$t" = fuzz_image ]; then
 			# byte 0 picks the place (0 executable, 1 libc, 2 ld.so), the rest is the file:

@@ -19,7 +19,7 @@ static json_t *worker_bt(const char *arch)
 	json_t *frames = json_array();
 	for (size_t i = 0; i < sizeof(fr) / sizeof(fr[0]); i++) {
 		char cfa[32];
-		snprintf(cfa, sizeof(cfa), "0x%zx", (size_t)0x7ffd00007000 + 0x100 * (i + 1));
+		snprintf(cfa, sizeof(cfa), "0x%" PRIx64, UINT64_C(0x7ffd00007000) + 0x100 * (uint64_t)(i + 1));
 		json_array_append_new(frames, json_pack("{s:I, s:s, s:s, s:s, s:b}", "index", (json_int_t)i, "cfa", cfa,
 							"function", fr[i][0], "module", fr[i][1], "inlined", 0));
 	}

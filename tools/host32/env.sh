@@ -38,7 +38,7 @@ HOST32_CFLAGS="-D_FILE_OFFSET_BITS=64 -I$HOST32_SYSROOT/usr/include -I$HOST32_SY
 HOST32_LDFLAGS="-L$_h32_l1 -L$_h32_l2 -Wl,-rpath-link,$HOST32_LIBPATH -Wl,--disable-new-dtags -Wl,-rpath,$HOST32_LIBPATH"
 # libbfd is not linked: coreq loads it when needed from the file a link would take
 # (the Makefile finds it through these -L directories: the sysroot's libbfd-multiarch).
-HOST32_LIBS="-ldw -lelf -ljansson -lz -lpthread"
+HOST32_LIBS="-ldw -lelf -ljansson -lz -lzstd -llzma -llz4 -lpthread"
 HOST32_RUN=""
 unset _h32_l1 _h32_l2
 

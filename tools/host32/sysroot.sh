@@ -29,7 +29,7 @@ PACKAGES=(
   binutils-multiarch-dev binutils-multiarch binutils-dev libbinutils libctf0 libctf-nobfd0
   libdw-dev libdw1 libelf-dev libelf1
   libjansson-dev libjansson4
-  zlib1g zlib1g-dev libzstd1 libzstd-dev liblzma5 liblzma-dev libbz2-1.0
+  zlib1g zlib1g-dev libzstd1 libzstd-dev liblzma5 liblzma-dev liblz4-1 liblz4-dev libbz2-1.0
   libomp-14-dev libomp5-14 libstdc++6 libgcc-s1 libatomic1
   libopenmpi3
 )
