@@ -115,14 +115,14 @@ static struct cq_error *only_padding(struct source *r, const char *path, bool *p
 
 static struct cq_error *truncated(const struct sink *s)
 {
-	return cq_error_create(CQ_ERR_COMPRESSED, "%s: %s stream ends early (truncated after %llu bytes of output)",
+	return cq_error_create(CQ_ERR_COMPRESSED, "%s: compressed stream ends early (%s, truncated after %llu bytes of output)",
 			       s->path, s->fmt, (unsigned long long)s->total);
 }
 
 static struct cq_error *corrupt(const struct sink *s, const char *why)
 {
-	return cq_error_create(CQ_ERR_COMPRESSED, "%s: corrupt %s data after %llu bytes of output (%s)", s->path, s->fmt,
-			       (unsigned long long)s->total, why);
+	return cq_error_create(CQ_ERR_COMPRESSED, "%s: corrupt compressed data (%s) after %llu bytes of output (%s)", s->path,
+			       s->fmt, (unsigned long long)s->total, why);
 }
 
 /* gzip members or one zlib stream */

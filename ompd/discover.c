@@ -25,8 +25,21 @@ static struct cq_error *read_locations(struct cq_core *core, char **names, size_
 	struct cq_symref ref;
 	*n = 0;
 	struct cq_error *err = cq_core_lookup(core, "ompd_dll_locations", NULL, &ref);
-	if (err)
+	if (err) {
+		/* GCC's runtime: no plugin exists for it, and no symbol would help */
+		for (size_t i = 0; i < core->nimages; i++) {
+			const char *name = core->images[i].name, *base = name ? strrchr(name, '/') : NULL;
+			base = base ? base + 1 : name;
+			if (base && !strncmp(base, "libgomp.so", 10)) {
+				cq_error_destroy(err);
+				return cq_error_create(CQ_ERR_PLUGIN, "GCC's libgomp has no OMPD support (%s: only LLVM's libomp "
+						       "has a debugger plugin): `coreq bt --openmp` shows the stacks with the runtime's frames "
+						       "marked, and coreq's flight recorder (OMP_TOOL_LIBRARIES=libcoreq_rec.so) keeps the last "
+						       "runtime events of every thread for `coreq events`", name);
+			}
+		}
 		return cq_error_wrap(err, "no OpenMP runtime with OMPD support found (an LLVM libomp built with LIBOMP_OMPD_SUPPORT exports ompd_dll_locations; Debian's libomp is stripped: analyze a bundle or give --debug-dir)");
+	}
 	*runtime_ret = strdup(ref.image->name);
 	uint64_t array;
 	if ((err = cq_core_read_ptr(core, ref.address, &array)))

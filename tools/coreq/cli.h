@@ -99,6 +99,10 @@ int cq_fail(struct cq_error *err);
 /** Open the core named by args[0] (EXE from args[1] when @p exe_arg). Prints on failure. */
 int cq_open_core(struct cq_cli *cli, bool exe_arg, struct cq_core **ret);
 
+/** Whether @p path is an ELF file other than a core (an executable or library; compressed
+ * ones too), so that `coreq mqd CORE EXE` takes EXE as the executable. */
+bool cq_is_executable(const char *path);
+
 /** "0x..." string for an address. */
 json_t *cq_json_addr(uint64_t v);
 

@@ -10,6 +10,7 @@
 #include "corelib/text.h"
 #include "job/ranges.h"
 #include "cli.h"
+#include "corelib/file.h"
 
 int cq_exit_for(const struct cq_error *err)
 {
@@ -59,6 +60,26 @@ int cq_open_core(struct cq_cli *cli, bool exe_arg, struct cq_core **ret)
 		cq_core_problem(*ret, "images", "%s", err->message);
 	cq_error_destroy(err);
 	return CQ_EXIT_OK;
+}
+
+bool cq_is_executable(const char *path)
+{
+	/* an ELF file that is not a core (compressed too: read as every input is) */
+	struct cq_file *f;
+	struct cq_error *err = cq_file_open(path, 0, &f);
+	if (err) {
+		cq_error_destroy(err);
+		return false;
+	}
+	unsigned char h[18];
+	bool exe = false;
+	if (f->size >= sizeof(h) && !(err = cq_file_read(f, h, sizeof(h), 0, "ELF header"))) {
+		unsigned type = h[5] == 2 ? (unsigned)(h[16] << 8 | h[17]) : (unsigned)(h[17] << 8 | h[16]);
+		exe = !memcmp(h, "\177ELF", 4) && type != 4 /* ET_CORE */;
+	}
+	cq_error_destroy(err);
+	cq_file_close(f);
+	return exe;
 }
 
 json_t *cq_json_addr(uint64_t v)
