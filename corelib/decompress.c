@@ -210,6 +210,10 @@ static struct cq_error *run_zstd(struct source *r, struct sink *s, unsigned char
 		/* a call that neither read nor wrote says only what the next frame would need */
 		if (ob.pos || ib.pos != before)
 			last = rc;
+		else if (before < r->len && !more_out) {
+			err = corrupt(s, "the decoder takes no more input"); /* never loop on it */
+			break;
+		}
 		more_out = ob.pos == ob.size && rc; /* 0: the frame is done and flushed */
 		if (r->eof && r->pos == r->len && !more_out)
 			break; /* nothing more comes out of what was read */
@@ -287,6 +291,10 @@ static struct cq_error *run_lz4(struct source *r, struct sink *s, unsigned char 
 		}
 		if (in || out) /* a call that neither read nor wrote: the next frame's needs only */
 			hint = rc;
+		else if (r->pos < r->len && !more_out) {
+			err = corrupt(s, "the decoder takes no more input"); /* never loop on it */
+			break;
+		}
 		started = true;
 		r->pos += in;
 		if ((err = put(s, obuf, out)))
