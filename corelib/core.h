@@ -58,6 +58,7 @@ struct cq_thread {
 	bool has_siginfo;
 	int32_t si_signo, si_code;
 	uint64_t si_addr;
+	uint32_t si_pid, si_uid; /**< the same bytes as si_addr: the sender of a kill/tkill */
 	/** From NT_386_TLS / NT_ARM_TLS, kept raw: the tp is derived from them. */
 	uint8_t *tls_note;
 	size_t tls_note_size;
@@ -107,6 +108,7 @@ struct cq_core {
 	int32_t si_code;
 	bool has_siginfo;
 	uint64_t si_addr;
+	uint32_t si_pid, si_uid;       /**< the sender, where si_code says a process sent it */
 
 	uint64_t (*auxv)[2];
 	size_t nauxv;

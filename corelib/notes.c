@@ -181,6 +181,11 @@ static struct cq_error *note_siginfo(struct cq_core *core, const uint8_t *desc, 
 	th->si_signo = (int32_t)cq_load_uint(t, desc, 4);
 	th->si_code = (int32_t)cq_load_uint(t, desc + 8, 4);
 	th->si_addr = cq_load_ptr(t, desc + addr_off);
+	/* the union's kill member {pid_t si_pid; uid_t si_uid;} starts where si_addr does */
+	if (size >= addr_off + 8) {
+		th->si_pid = (uint32_t)cq_load_uint(t, desc + addr_off, 4);
+		th->si_uid = (uint32_t)cq_load_uint(t, desc + addr_off + 4, 4);
+	}
 	return NULL;
 }
 
@@ -377,5 +382,7 @@ struct cq_error *cq__core_parse_notes(struct cq_core *core)
 	core->signal = crash->has_siginfo ? crash->si_signo : crash->signal;
 	core->si_code = crash->si_code;
 	core->si_addr = crash->si_addr;
+	core->si_pid = crash->si_pid;
+	core->si_uid = crash->si_uid;
 	return NULL;
 }

@@ -166,4 +166,16 @@ int cq_text_problems(const struct cq_core *core);
 /** Name of a Linux signal number ("SIGABRT"), or NULL. */
 const char *cq_signal_name(int sig);
 
+/** A siginfo's si_code by name for signal @p sig ("SEGV_MAPERR", "SI_TKILL"), or NULL. */
+const char *cq_signal_code_name(int sig, int code);
+
+enum cq_signal_origin {
+	CQ_SIGNAL_SENT,  /**< sent by a process (si_code <= 0): si_pid and si_uid say who */
+	CQ_SIGNAL_FAULT, /**< a fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP): si_addr is where */
+	CQ_SIGNAL_OTHER, /**< from the kernel otherwise: neither */
+};
+
+/** What the rest of a siginfo means for signal @p sig with code @p code. */
+enum cq_signal_origin cq_signal_origin(int sig, int code);
+
 #endif

@@ -198,8 +198,19 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	json_object_set_new(sig, "name", sn ? cq_json_str(sn) : json_null());
 	json_object_set_new(sig, "source", cq_json_str(core->has_siginfo ? "NT_SIGINFO" : "NT_PRSTATUS"));
 	if (core->has_siginfo) {
+		/* the union after si_code means what si_code says: a sender's pid for kill and
+		 * raise (never an "address"), the faulting address for a fault */
 		json_object_set_new(sig, "code", json_integer(core->si_code));
-		json_object_set_new(sig, "address", cq_json_addr(core->si_addr));
+		const char *cn = cq_signal_code_name(core->signal, core->si_code);
+		json_object_set_new(sig, "code_name", cn ? json_string(cn) : json_null());
+		switch (cq_signal_origin(core->signal, core->si_code)) {
+		case CQ_SIGNAL_FAULT: json_object_set_new(sig, "address", cq_json_addr(core->si_addr)); break;
+		case CQ_SIGNAL_SENT:
+			json_object_set_new(sig, "sender", json_pack("{s:I, s:I}", "pid", (json_int_t)core->si_pid, "uid",
+								      (json_int_t)core->si_uid));
+			break;
+		default: break;
+		}
 	}
 	json_object_set_new(doc, "signal", sig);
 	json_object_set_new(doc, "crashing_thread", json_integer(core->threads[core->crash_thread].tid));
@@ -300,9 +311,17 @@ static void print_info_text(json_t *doc, bool with_images)
 		       jstr(doc, "command"), jstr(doc, "args"));
 	else
 		printf("process:  no NT_PRPSINFO note\n");
-	printf("signal:   %lld (%s) in thread %lld, from %s\n",
-	       (long long)json_integer_value(json_object_get(sig, "number")), jstr(sig, "name"),
-	       (long long)json_integer_value(json_object_get(doc, "crashing_thread")),
+	/* "SIGSEGV at 0x10 (SEGV_MAPERR)", "SIGABRT from pid 538 (SI_TKILL)" */
+	printf("signal:   %lld (%s)", (long long)json_integer_value(json_object_get(sig, "number")), jstr(sig, "name"));
+	json_t *sender = json_object_get(sig, "sender");
+	if (json_object_get(sig, "address"))
+		printf(" at %s", jstr(sig, "address"));
+	else if (sender)
+		printf(" from pid %lld, uid %lld", (long long)json_integer_value(json_object_get(sender, "pid")),
+		       (long long)json_integer_value(json_object_get(sender, "uid")));
+	if (json_object_get(sig, "code"))
+		printf(" (%s)", json_is_string(json_object_get(sig, "code_name")) ? jstr(sig, "code_name") : "code unknown");
+	printf(" in thread %lld, from %s\n", (long long)json_integer_value(json_object_get(doc, "crashing_thread")),
 	       jstr(sig, "source"));
 	printf("threads:  %lld\n", (long long)json_integer_value(json_object_get(doc, "thread_count")));
 	print_threads_text(doc, false);

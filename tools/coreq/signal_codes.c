@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* What a siginfo's si_code says (Linux's asm-generic/siginfo.h numbering, the same on the
+ * targets coreq reads): its name, and whether it names a faulting address or a sender. */
+#include <stddef.h>
+
+#include "cli.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* codes a process sends with (si_code <= 0), by -code */
+static const char *const si_sent[] = {"SI_USER", "SI_QUEUE", "SI_TIMER", "SI_MESGQ", "SI_ASYNCIO", "SI_SIGIO",
+				      "SI_TKILL", "SI_DETHREAD"};
+static const char *const ill[] = {NULL, "ILL_ILLOPC", "ILL_ILLOPN", "ILL_ILLADR", "ILL_ILLTRP", "ILL_PRVOPC",
+				  "ILL_PRVREG", "ILL_COPROC", "ILL_BADSTK", "ILL_BADIADDR", "ILL_BREAK", "ILL_BNDMOD"};
+static const char *const fpe[] = {NULL, "FPE_INTDIV", "FPE_INTOVF", "FPE_FLTDIV", "FPE_FLTOVF", "FPE_FLTUND",
+				  "FPE_FLTRES", "FPE_FLTINV", "FPE_FLTSUB", NULL, NULL, NULL, NULL, NULL,
+				  "FPE_FLTUNK", "FPE_CONDTRAP"};
+static const char *const segv[] = {NULL, "SEGV_MAPERR", "SEGV_ACCERR", "SEGV_BNDERR", "SEGV_PKUERR",
+				   "SEGV_ACCADI", "SEGV_ADIDERR", "SEGV_ADIPERR", "SEGV_MTEAERR", "SEGV_MTESERR",
+				   "SEGV_CPERR"};
+static const char *const bus[] = {NULL, "BUS_ADRALN", "BUS_ADRERR", "BUS_OBJERR", "BUS_MCEERR_AR", "BUS_MCEERR_AO"};
+static const char *const trap[] = {NULL, "TRAP_BRKPT", "TRAP_TRACE", "TRAP_BRANCH", "TRAP_HWBKPT", "TRAP_UNK",
+				   "TRAP_PERF"};
+static const char *const chld[] = {NULL, "CLD_EXITED", "CLD_KILLED", "CLD_DUMPED", "CLD_TRAPPED", "CLD_STOPPED",
+				   "CLD_CONTINUED"};
+static const char *const poll[] = {NULL, "POLL_IN", "POLL_OUT", "POLL_MSG", "POLL_ERR", "POLL_PRI", "POLL_HUP"};
+
+/* the per-signal table of @p sig, or NULL */
+static const char *const *table(int sig, size_t *n)
+{
+	switch (sig) {
+	case 4: *n = N(ill); return ill;
+	case 8: *n = N(fpe); return fpe;
+	case 11: *n = N(segv); return segv;
+	case 7: *n = N(bus); return bus;
+	case 5: *n = N(trap); return trap;
+	case 17: *n = N(chld); return chld;
+	case 29: *n = N(poll); return poll;
+	default: *n = 0; return NULL;
+	}
+}
+
+const char *cq_signal_code_name(int sig, int code)
+{
+	if (code == 0x80)
+		return "SI_KERNEL";
+	if (code <= 0)
+		return -code < (int)N(si_sent) ? si_sent[-code] : code == -60 ? "SI_ASYNCNL" : NULL;
+	size_t n;
+	const char *const *t = table(sig, &n);
+	if (sig == 31 && code == 1)
+		return "SYS_SECCOMP";
+	return t && (size_t)code < n ? t[code] : NULL;
+}
+
+enum cq_signal_origin cq_signal_origin(int sig, int code)
+{
+	if (code <= 0)
+		return CQ_SIGNAL_SENT; /* kill, tgkill, sigqueue, a timer: si_pid/si_uid */
+	if (code != 0x80 && (sig == 4 || sig == 8 || sig == 11 || sig == 7 || sig == 5))
+		return CQ_SIGNAL_FAULT; /* si_addr: the faulting address */
+	return CQ_SIGNAL_OTHER;
+}
