@@ -103,7 +103,10 @@ struct cq_core {
 
 	struct cq_thread *threads;
 	size_t nthreads;
-	size_t crash_thread;           /**< index into threads */
+	size_t crash_thread;           /**< index into threads: the crashing one, else the first */
+	/** A thread took a fatal signal. False for a core of a live process that was only
+	 * stopped (gdb's gcore: its siginfo is the attach's SIGSTOP, no thread has a signal). */
+	bool crashed;
 	int32_t signal;                /**< the fatal signal (siginfo or crashing thread) */
 	int32_t si_code;
 	bool has_siginfo;

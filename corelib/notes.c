@@ -384,5 +384,11 @@ struct cq_error *cq__core_parse_notes(struct cq_core *core)
 	core->si_addr = crash->si_addr;
 	core->si_pid = crash->si_pid;
 	core->si_uid = crash->si_uid;
+	/* no thread has a signal, and the siginfo (if any) is a stop: nothing crashed (19:
+	 * SIGSTOP on every architecture coreq reads) */
+	bool any = false;
+	for (size_t i = 0; i < core->nthreads; i++)
+		any |= core->threads[i].signal != 0;
+	core->crashed = any || (core->has_siginfo && core->signal != 19);
 	return NULL;
 }

@@ -651,7 +651,7 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		struct cq_thread *th = &core->threads[u.order[k]];
 		if (tid && th->tid != tid)
 			continue;
-		json_array_append_new(threads, walk_thread(&u, th, max_frames, u.order[k] == core->crash_thread,
+		json_array_append_new(threads, walk_thread(&u, th, max_frames, core->crashed && u.order[k] == core->crash_thread,
 							   opt->to_user_frame, opt->system_lines));
 	}
 	dwfl_end(u.dwfl);

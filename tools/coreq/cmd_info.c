@@ -14,7 +14,7 @@ static json_t *thread_json(struct cq_core *core, struct cq_thread *th, bool regs
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "tid", json_integer(th->tid));
-	json_object_set_new(o, "crashing", json_boolean(th == &core->threads[core->crash_thread]));
+	json_object_set_new(o, "crashing", json_boolean(core->crashed && th == &core->threads[core->crash_thread]));
 	json_object_set_new(o, "signal", json_integer(th->signal));
 	json_object_set_new(o, "pc", cq_json_addr(th->pc));
 	char *where = cq_core_symbol_name(core, th->pc, true);
@@ -213,7 +213,8 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 		}
 	}
 	json_object_set_new(doc, "signal", sig);
-	json_object_set_new(doc, "crashing_thread", json_integer(core->threads[core->crash_thread].tid));
+	json_object_set_new(doc, "crashing_thread",
+			    core->crashed ? json_integer(core->threads[core->crash_thread].tid) : json_null());
 	json_object_set_new(doc, "thread_count", json_integer((json_int_t)core->nthreads));
 	struct cq_error *err = cq_core_load_images(core);
 	if (err) {
@@ -321,8 +322,12 @@ static void print_info_text(json_t *doc, bool with_images)
 		       (long long)json_integer_value(json_object_get(sender, "uid")));
 	if (json_object_get(sig, "code"))
 		printf(" (%s)", json_is_string(json_object_get(sig, "code_name")) ? jstr(sig, "code_name") : "code unknown");
-	printf(" in thread %lld, from %s\n", (long long)json_integer_value(json_object_get(doc, "crashing_thread")),
-	       jstr(sig, "source"));
+	if (json_is_integer(json_object_get(doc, "crashing_thread")))
+		printf(" in thread %lld, from %s\n", (long long)json_integer_value(json_object_get(doc, "crashing_thread")),
+		       jstr(sig, "source"));
+	else
+		printf(", from %s: no thread crashed (the process was stopped when the core was taken, as gdb's gcore "
+		       "does)\n", jstr(sig, "source"));
 	printf("threads:  %lld\n", (long long)json_integer_value(json_object_get(doc, "thread_count")));
 	print_threads_text(doc, false);
 	json_t *cs = json_object_get(doc, "crash_stack");
