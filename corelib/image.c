@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "decode.h"
 #include "internal.h"
@@ -621,6 +623,37 @@ static struct cq_error *walk_link_map(struct cq_core *core, uint64_t r_debug_add
 	return NULL;
 }
 
+/* The vdso's ELF, read from the core's memory (the kernel dumps it whole) into an
+ * anonymous file and opened as any image file: its dynamic symbols name what runs in it
+ * (__kernel_vsyscall, __vdso_clock_gettime). A vdso larger than this is not one. */
+#define VDSO_MAX (UINT64_C(1) << 20)
+
+static void vdso_elf(struct cq_core *core, struct cq_image *img)
+{
+	if (img->elf || img->end <= img->start || img->end - img->start > VDSO_MAX)
+		return;
+	size_t n = (size_t)(img->end - img->start);
+	uint8_t *buf = malloc(n);
+	struct cq_error *err = buf ? cq_core_read(core, img->start, buf, n) : NULL;
+	int fd = buf && !err ? memfd_create("coreq-vdso", MFD_CLOEXEC) : -1;
+	if (fd >= 0 && write(fd, buf, n) == (ssize_t)n) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		struct cq_elf *e = NULL;
+		struct cq_error *oerr = cq_elf_open(path, &e);
+		if (!oerr && e->e_machine == core->target->e_machine && e->elf_class == core->target->elf_class &&
+		    e->little_endian == core->target->little_endian)
+			img->elf = e; /* status stays "in-memory"; no file on this machine */
+		else
+			cq_elf_close(e);
+		cq_error_destroy(oerr);
+	}
+	if (fd >= 0)
+		close(fd); /* the ELF holds its own descriptor of the same anonymous file */
+	cq_error_destroy(err);
+	free(buf);
+}
+
 static void add_vdso(struct cq_core *core)
 {
 	uint64_t base;
@@ -634,6 +667,7 @@ static void add_vdso(struct cq_core *core)
 				if (core->segments[k].vaddr == base)
 					v->end = base + core->segments[k].memsz;
 			build_id_from_memory(core, v, base);
+			vdso_elf(core, v);
 			return;
 		}
 	struct cq_image *img = add_image(core, "[vdso]");
@@ -649,6 +683,7 @@ static void add_vdso(struct cq_core *core)
 			s = &core->segments[i];
 	img->end = s ? s->vaddr + s->memsz : base;
 	build_id_from_memory(core, img, base);
+	vdso_elf(core, img);
 }
 
 /* NT_FILE paths that are ELF images in memory and not in the link_map list. */
