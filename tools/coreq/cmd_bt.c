@@ -205,7 +205,6 @@ int cq_cmd_bt(struct cq_cli *cli)
 		/* the runtime's account of the tasks (ompd/), joined with the stacks (job/) */
 		json_t *ompd = NULL;
 		struct cq_error *oerr = cq_ompd_report(core, &cli->ompd, &ompd);
-		const json_t *pl = json_object_get(ompd, "plugin");
 		const char *why = oerr ? oerr->message : NULL;
 		if (!oerr && !json_array_size(json_object_get(ompd, "threads")))
 			why = json_string_value(json_object_get(json_array_get(json_object_get(ompd, "problems"), 0), "message"))
@@ -216,7 +215,6 @@ int cq_cmd_bt(struct cq_cli *cli)
 			/* plain stacks, the runtime's frames marked by module: said */
 			cq_json_problem(problems, "openmp", "no OpenMP task frames (%s): the runtime's frames are marked by their module",
 					json_string_value(json_object_get(om, "why")) ?: "?");
-		(void)pl;
 		cq_error_destroy(oerr);
 		json_decref(ompd);
 	}
