@@ -159,5 +159,50 @@ check: deps
 clean:
 	rm -rf build build32 build-asan
 
+# Installing (make first; BUILD=build32 installs the i386 build): coreq, its MQD DLL,
+# the flight recorder's libraries and headers, the man page, the JSON schema, and the Open
+# MPI type donors the project builds (fixtures/mpi/donors: per architecture, with their
+# manifests) with the donor sources `coreq donor` compiles. coreq finds its DLL and donors
+# relative to itself (corelib/self_path.h), so DESTDIR staging and moved prefixes work.
+PREFIX ?= /usr/local
+DESTDIR ?=
+P = $(DESTDIR)$(PREFIX)
+DONOR_ARCHS = $(notdir $(wildcard fixtures/mpi/donors/*))
+DONOR_FILES = ompi-types.so.gz ompi-ob1-types.so.gz types.json ob1-types.json
+DONOR_SRC = tools/fixtures/mpi/src
+INSTALLED = bin/coreq lib/coreq/libcoreq_ompi41_msgq.so lib/libcoreq_rec.so lib/libcoreq_rec_preload.so \
+	include/coreq/coreq_rec_format.h include/coreq/gasp.h share/man/man1/coreq.1 \
+	share/doc/coreq/json-schema.md share/doc/coreq/README.md share/doc/coreq/recorder.md \
+	share/coreq/donor-src/donor.c share/coreq/donor-src/donor-include/ompi/peruse/peruse.h \
+	$(foreach a,$(DONOR_ARCHS),$(addprefix share/coreq/donors/$(a)/,$(DONOR_FILES)))
+
+.PHONY: install uninstall
+install:
+	@for f in $(BUILD)/coreq $(OWN_MQD_DLL) $(REC_SO) $(REC_PRELOAD_SO); do \
+		test -f $$f || { echo "make install: $$f is missing: run make$(if $(filter build,$(BUILD)),, BUILD=$(BUILD)) first" >&2; exit 1; }; done
+	install -D -m 755 $(BUILD)/coreq $(P)/bin/coreq
+	install -D -m 644 $(OWN_MQD_DLL) $(P)/lib/coreq/libcoreq_ompi41_msgq.so
+	install -D -m 755 $(REC_SO) $(P)/lib/libcoreq_rec.so
+	install -D -m 755 $(REC_PRELOAD_SO) $(P)/lib/libcoreq_rec_preload.so
+	install -D -m 644 recorder/coreq_rec_format.h $(P)/include/coreq/coreq_rec_format.h
+	install -D -m 644 recorder/gasp.h $(P)/include/coreq/gasp.h
+	install -D -m 644 doc/coreq.1 $(P)/share/man/man1/coreq.1
+	install -D -m 644 doc/json-schema.md $(P)/share/doc/coreq/json-schema.md
+	install -D -m 644 README.md $(P)/share/doc/coreq/README.md
+	install -D -m 644 recorder/README.md $(P)/share/doc/coreq/recorder.md
+	install -D -m 644 $(DONOR_SRC)/donor.c $(P)/share/coreq/donor-src/donor.c
+	install -D -m 644 $(DONOR_SRC)/donor-include/ompi/peruse/peruse.h $(P)/share/coreq/donor-src/donor-include/ompi/peruse/peruse.h
+	@for a in $(DONOR_ARCHS); do for f in $(DONOR_FILES); do \
+		echo "install -D -m 644 fixtures/mpi/donors/$$a/$$f $(P)/share/coreq/donors/$$a/$$f"; \
+		install -D -m 644 fixtures/mpi/donors/$$a/$$f $(P)/share/coreq/donors/$$a/$$f || exit 1; done; done
+
+# Removes exactly what install wrote, then the directories of coreq's own left empty.
+uninstall:
+	rm -f $(addprefix $(P)/,$(INSTALLED))
+	-rmdir $(foreach a,$(DONOR_ARCHS),$(P)/share/coreq/donors/$(a)) $(P)/share/coreq/donors \
+		$(P)/share/coreq/donor-src/donor-include/ompi/peruse $(P)/share/coreq/donor-src/donor-include/ompi \
+		$(P)/share/coreq/donor-src/donor-include $(P)/share/coreq/donor-src $(P)/share/coreq \
+		$(P)/share/doc/coreq $(P)/include/coreq $(P)/lib/coreq 2>/dev/null
+
 # libFuzzer targets (fuzz/README.md); last: fuzz.mk uses the variables above.
 include fuzz/fuzz.mk

@@ -198,6 +198,22 @@ static struct cq_types *types_of(struct cq_core *core)
 	return t;
 }
 
+struct cq_error *cq_core_add_type_donor(struct cq_core *core, const char *path, const char *shown)
+{
+	struct cq_types *t = types_of(core);
+	if (!t)
+		return &cq_error_nomem;
+	size_t before = t->nsources;
+	add_source(t, path);
+	if (t->nsources == before)
+		return NULL; /* listed already (or out of memory: then it is simply not searched) */
+	struct source *s = &t->sources[t->nsources - 1];
+	s->core = core;
+	if (shown && !(s->shown = strdup(shown)))
+		return &cq_error_nomem;
+	return NULL;
+}
+
 /* The definition of @p name in @p s, if it has one. */
 static bool lookup_in(struct source *s, const char *name, Dwarf_Die *ret)
 {

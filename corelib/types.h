@@ -49,6 +49,15 @@ const char *cq_type_name(const struct cq_type *t);
 /** The file whose DWARF defined @p t. */
 const char *cq_type_file(const struct cq_type *t);
 
+/**
+ * Add the DWARF file @p path (a type donor: plain or compressed ELF) as the last place
+ * types are looked for, after the donors the user gave, the bundle's and the images' own
+ * DWARF: for donors coreq picks itself (an installed Open MPI donor, mqd/donors.h), which
+ * must never shadow what the core or the user provides. @p shown: how reports name it
+ * (NULL: the path). A path already listed is not added twice.
+ */
+struct cq_error *cq_core_add_type_donor(struct cq_core *core, const char *path, const char *shown);
+
 /** One line naming the files searched for types and why others were not ("no DWARF"),
  * for reports of missing types; owned by the core. */
 const char *cq_core_type_sources(struct cq_core *core);

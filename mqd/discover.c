@@ -10,6 +10,7 @@
 
 #include "corelib/image.h"
 #include "corelib/plugin_path.h"
+#include "corelib/self_path.h"
 #include "discover.h"
 
 /* Where MPI implementations of Debian put their DLLs (host architecture: a DLL for another
@@ -51,22 +52,8 @@ static struct cq_error *read_dll_name(struct cq_core *core, char **ret, char **i
  * in the build tree, ../lib/coreq/ when installed. NULL if there is none. */
 static char *own_dll(void)
 {
-	char exe[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	static const char *const where[] = {"%s/plugins/" OWN_OMPI41, "%s/../lib/coreq/" OWN_OMPI41};
-	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
-		snprintf(cand, sizeof(cand), where[i], exe);
-		if (realpath(cand, real))
-			return strdup(real);
-	}
-	return NULL;
+	char *p = cq_self_relative("plugins/" OWN_OMPI41);
+	return p ? p : cq_self_relative("../lib/coreq/" OWN_OMPI41);
 }
 
 /* Whether the core's MPI is Open MPI 4.x with its own DLL named (what coreq's serves). */

@@ -9,6 +9,7 @@
 #include "corelib/image.h"
 #include "corelib/isolate.h"
 #include "discover.h"
+#include "donors.h"
 #include "host.h"
 #include "query.h"
 
@@ -124,6 +125,19 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 		json_object_set_new(dll, "instead_of", json_pack("{s:o, s:s}", "dll", cq_json_str(choice.instead_of), "why",
 			"coreq's own DLL for Open MPI 4.1 shows the unexpected queue, reads ranks, tags and request status right on every target and serves any host; --mqd-vendor uses the one the core names"));
 	json_object_set_new(doc, "dll", dll);
+	/* No donor given or bundled: an installed one that fits the core's libmpi is the
+	 * last place types are looked for (donors.h); the report says which, or why none. */
+	struct cq_mqd_donor donor = {0};
+	bool pick = !(core->opts.type_donors && *core->opts.type_donors) && !core->nbundled_donors;
+	if (pick && (err = cq_mqd_pick_donor(core, &donor))) {
+		json_decref(doc);
+		json_decref(problems);
+		json_decref(comms);
+		free_choice(&choice);
+		return err;
+	}
+	if (pick)
+		json_object_set_new(doc, "installed_donor", cq_mqd_donor_json(&donor));
 	if (choice.refused)
 		cq_json_problem(problems, "dll trust",
 			"not loaded: %s lies outside the trusted directories (allow it with --mqd-allow-untrusted or --mqd-trusted-dir); %s was used instead",
@@ -138,6 +152,7 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 		json_decref(problems);
 		json_decref(comms);
 		free_choice(&choice);
+		cq_mqd_donor_deinit(&donor);
 		return err;
 	}
 	json_t *deaths = json_array();
@@ -201,9 +216,15 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 	json_t *mt = json_object_get(cb, "missing_types");
 	if (json_array_size(mt)) {
 		char *names = joined(mt);
-		cq_json_problem(problems, "types",
-			"the DLL asked for type(s) %s, not found: searched %s; give a type donor built for the target from the MPI library's headers (--types FILE; tools/fixtures/mpi builds one for Open MPI)",
-			names ? names : "?", json_string_value(json_object_get(cb, "type_sources")) ?: "?");
+		if (pick && !donor.dir)
+			cq_json_problem(problems, "types",
+				"the DLL asked for type(s) %s, not found: searched %s; %s",
+				names ? names : "?", json_string_value(json_object_get(cb, "type_sources")) ?: "?",
+				donor.why_none ? donor.why_none : "give --types FILE");
+		else
+			cq_json_problem(problems, "types",
+				"the DLL asked for type(s) %s, not found: searched %s; give a type donor built for the target from the MPI library's headers (--types FILE; `coreq donor` builds one for Open MPI)",
+				names ? names : "?", json_string_value(json_object_get(cb, "type_sources")) ?: "?");
 		free(names);
 	}
 	/* MPIR_Ignore_queues is an opt-out flag: its absence is the normal case */
@@ -222,6 +243,7 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 	known_limits(core, doc, problems);
 	json_object_set_new(doc, "problems", problems);
 	free_choice(&choice);
+	cq_mqd_donor_deinit(&donor);
 	*ret = doc;
 	return NULL;
 }

@@ -51,6 +51,8 @@ const struct cq_target cq_target_s390x = {
 	.little_endian = false,
 	.bfd_arch = "s390:64-bit",
 	.gdb_arch = "s390:64-bit",
+	.multiarch = "s390x-linux-gnu",
+	.gnu_triplet = "s390x-linux-gnu",
 	/* long double is 128-bit IEEE but only 8-aligned. */
 	.ctypes = {
 		[CQ_CTYPE_CHAR] = {1, 1}, [CQ_CTYPE_SHORT] = {2, 2}, [CQ_CTYPE_INT] = {4, 4},

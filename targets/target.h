@@ -74,6 +74,10 @@ struct cq_target {
 	bool little_endian;
 	const char *bfd_arch;    /**< bfd_printable_name() expected for this target */
 	const char *gdb_arch;    /**< `set architecture` value for gdb-multiarch */
+	/** Debian's multiarch triplet (library directories: /usr/lib/<multiarch>/) */
+	const char *multiarch;
+	/** The GNU triplet Debian's cross compilers are prefixed with (<gnu_triplet>-gcc) */
+	const char *gnu_triplet;
 
 	struct cq_ctype_layout ctypes[CQ_CTYPE_COUNT];
 

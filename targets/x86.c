@@ -41,6 +41,8 @@ const struct cq_target cq_target_x86_64 = {
 	.little_endian = true,
 	.bfd_arch = "i386:x86-64",
 	.gdb_arch = "i386:x86-64",
+	.multiarch = "x86_64-linux-gnu",
+	.gnu_triplet = "x86_64-linux-gnu",
 	.ctypes = CQ_CTYPES_LP64_LD16,
 	.prpsinfo_uid_size = 4,
 	.reg_block_size = 27 * 8,
@@ -85,6 +87,8 @@ const struct cq_target cq_target_i386 = {
 	.little_endian = true,
 	.bfd_arch = "i386",
 	.gdb_arch = "i386",
+	.multiarch = "i386-linux-gnu",
+	.gnu_triplet = "i686-linux-gnu",
 	/* i386 aligns 64-bit members to 4 and has a 12-byte long double. */
 	.ctypes = {
 		[CQ_CTYPE_CHAR] = {1, 1}, [CQ_CTYPE_SHORT] = {2, 2}, [CQ_CTYPE_INT] = {4, 4},

@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "corelib/plugin_path.h"
 #include "corelib/decode.h"
 
 /* A fixture executable of each target: elfutils' backend for its machine names the DWARF
@@ -155,7 +156,20 @@ int main(void)
 			if (!strcmp(sizes[k].name, t->name))
 				CHECK_U64(total, sizes[k].prstatus);
 		check_dwarf(t);
+		/* Debian's names: its library directory and its cross compiler's prefix */
+		CHECK(t->multiarch && strstr(t->multiarch, "-linux-gnu"));
+		CHECK(t->gnu_triplet && strstr(t->gnu_triplet, "-linux-gnu"));
+		CHECK(strcmp(t->name, "i386") ? !strcmp(t->multiarch, t->gnu_triplet)
+					      : !strcmp(t->gnu_triplet, "i686-linux-gnu"));
 	}
+	CHECK(!strcmp(cq_target_by_name("armhf")->multiarch, "arm-linux-gnueabihf"));
+	CHECK(!strcmp(cq_target_by_name("ppc32")->multiarch, "powerpc-linux-gnu"));
+	CHECK(!strcmp(cq_target_by_name("ppc64le")->multiarch, "powerpc64le-linux-gnu"));
+#if defined(__x86_64__)
+	CHECK(!strcmp(cq_target_by_name("x86_64")->multiarch, cq_host_multiarch()));
+#elif defined(__i386__)
+	CHECK(!strcmp(cq_target_by_name("i386")->multiarch, cq_host_multiarch()));
+#endif
 	CHECK(cq_target_find(EM_PPC64, ELFCLASS64, false) == cq_target_by_name("ppc64"));
 	CHECK(cq_target_find(EM_PPC64, ELFCLASS64, true) == cq_target_by_name("ppc64le"));
 	CHECK(cq_target_find(0x1234, ELFCLASS64, true) == NULL);

@@ -92,6 +92,10 @@ void cq_mqd_print_rank(json_t *doc)
 	       (long long)json_integer_value(json_object_get(dll, "compatibility")),
 	       (long long)json_integer_value(json_object_get(dll, "taddr_width")),
 	       str(json_object_get(dll, "run"), "ended"));
+	json_t *donor = json_object_get(doc, "installed_donor");
+	if (str(donor, "dir"))
+		printf("types:    installed donor %s (Open MPI %s), matched by %s\n", str(donor, "dir"),
+		       str(donor, "ompi_version") ? str(donor, "ompi_version") : "?", str(donor, "matched_by"));
 	json_t *c;
 	size_t i;
 	json_array_foreach(json_object_get(doc, "communicators"), i, c) {
