@@ -19,6 +19,14 @@
 /* Donor directories looked at per search directory: a bound for a crafted tree. */
 #define MAX_DONORS 256
 
+const char *const cq_ompi_dll_types[] = {
+	"opal_list_item_t", "opal_list_t", "opal_free_list_item_t", "opal_free_list_t",
+	"opal_hash_table_t", "opal_pointer_array_t", "opal_datatype_t", "ompi_datatype_t",
+	"ompi_group_t", "ompi_communicator_t", "ompi_request_t", "ompi_status_public_t",
+	"mca_pml_base_request_t", "mca_pml_base_send_request_t", "mca_pml_base_recv_request_t",
+	"mca_topo_base_module_t", "mca_topo_base_comm_cart_2_2_0_t", "mca_topo_base_comm_graph_2_2_0_t",
+	"mca_topo_base_comm_dist_graph_2_2_0_t", NULL};
+
 char *cq_mqd_donor_dirs(void)
 {
 	char *user = NULL, *out = NULL;
@@ -165,12 +173,12 @@ struct cq_error *cq_mqd_pick_donor(struct cq_core *core, struct cq_mqd_donor *re
 	/* two passes: a build-id match anywhere beats a version match anywhere; the first
 	 * pass that runs lists what is installed, for the message when nothing fits */
 	int listing = -1;
-	for (int pass = 0; pass < 2 && !ret->dir; pass++) {
+	for (int pass = 0; pass < 2 && !(ret->dir && ret->files[1]); pass++) {
 		if ((pass == 0 && !*bid) || (pass == 1 && !version))
 			continue;
 		if (listing < 0)
 			listing = pass;
-		for (char *d = dirs, *end; d && *d && !ret->dir; d = *end ? end + 1 : end) {
+		for (char *d = dirs, *end; d && *d && !(ret->dir && ret->files[1]); d = *end ? end + 1 : end) {
 			end = d + strcspn(d, ":");
 			char top[4096];
 			snprintf(top, sizeof(top), "%.*s", (int)(end - d), d);
@@ -180,14 +188,14 @@ struct cq_error *cq_mqd_pick_donor(struct cq_core *core, struct cq_mqd_donor *re
 				const char *name = list[i]->d_name;
 				char sub[4096 + 260];
 				snprintf(sub, sizeof(sub), "%s/%s", top, name);
-				json_t *m = name[0] != '.' && i < MAX_DONORS && !ret->dir ? manifest(sub) : NULL;
+				json_t *m = name[0] != '.' && i < MAX_DONORS && !(ret->dir && ret->files[1]) ? manifest(sub) : NULL;
 				const char *a = json_string_value(json_object_get(m, "arch"));
 				const char *v = json_string_value(json_object_get(m, "ompi_version"));
 				if (m && pass == listing && sf)
 					seen(sf, &nseen, sub, a, v);
 				bool fits = m && a && !strcmp(a, arch) &&
 					    (pass == 0 ? has_build_id(m, bid) : v && !strcmp(v, version));
-				char *types = fits ? donor_file(sub, "ompi-types.so") : NULL;
+				char *types = fits && !ret->dir ? donor_file(sub, "ompi-types.so") : NULL;
 				if (types) {
 					ret->dir = strdup(sub);
 					ret->files[0] = types;
@@ -200,6 +208,10 @@ struct cq_error *cq_mqd_pick_donor(struct cq_core *core, struct cq_mqd_donor *re
 							    version, *bid ? "; no donor lists the build-id of the core's libmpi" : "") < 0) {
 						ret->matched = NULL;
 					}
+				} else if (fits && !ret->files[1]) {
+					/* a donor `coreq donor` made has no ob1 types (no installed
+					 * header has them): another that fits the same way may */
+					ret->files[1] = donor_file(sub, "ompi-ob1-types.so");
 				}
 				json_decref(m);
 			}

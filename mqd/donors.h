@@ -36,6 +36,10 @@ struct cq_mqd_donor {
 	char *why_none;  /**< when dir is NULL: what was searched and what the core has */
 };
 
+/** The type names Open MPI 4.x's DLL asks for (its mqs_find_type calls; a donor must define
+ * all of them), NULL-terminated. */
+extern const char *const cq_ompi_dll_types[];
+
 /** The directories searched, most specific first (a colon-separated list; caller frees). */
 char *cq_mqd_donor_dirs(void);
 

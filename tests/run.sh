@@ -89,6 +89,7 @@ part "backtraces from bundles (12 fixture cores)" python3 tests/fixture/bt_bundl
 part "stack tree across processes (coreq stacks)" python3 tests/fixture/stacks.py
 part "backtraces through libomp (OpenMP fixture bundles)" python3 tests/fixture/bt_omp.py
 part "hostile stacks" python3 tests/fixture/hostile_bt.py
+part "make install, installed type donors, coreq donor" python3 tests/fixture/install.py
 untouched() {
 	if fixture_sums | cmp -s - "$sums"; then
 		echo "ok - every fixture file unchanged after the suite"; echo "1 passed, 0 failed"

@@ -55,6 +55,9 @@ struct cq_cli {
 	bool all_threads;    /**< stacks: every thread's stack, not one per process */
 	enum cq_tree_label tree_by; /**< stacks: node labels (--by) */
 	bool regs;           /**< threads: include all registers (default for `threads`) */
+	/** donor: the target (--arch), Open MPI headers (--mpi-include), the target's libmpi
+	 * (--libmpi), the compiler (--cc) */
+	const char *donor_arch, *donor_mpi_include, *donor_libmpi, *donor_cc;
 	char **args;         /**< positional arguments after the command */
 	int nargs;
 };
@@ -83,6 +86,7 @@ int cq_cmd_mqd(struct cq_cli *cli);
 int cq_cmd_events(struct cq_cli *cli);
 int cq_cmd_bt(struct cq_cli *cli);
 int cq_cmd_stacks(struct cq_cli *cli);
+int cq_cmd_donor(struct cq_cli *cli);
 
 /** Text lines of one thread's events (cmd_events.c), each line starting with @p indent. */
 void cq_events_print_thread(json_t *ring, const char *indent);

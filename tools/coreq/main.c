@@ -30,6 +30,8 @@ static const struct {
 	{"stacks", cq_cmd_stacks, "stacks CORE|BT.json|TREE.json...  the stacks of many processes as one\n"
 	 "                                   prefix tree (STAT's view), tasks as ranges"},
 	{"bundle", cq_cmd_bundle, "bundle CORE [EXE] -o OUT   core + symbols and read-only data it needs, one file"},
+	{"donor", cq_cmd_donor, "donor [--arch A] [-o DIR]  build an Open MPI type donor from installed MPI headers\n"
+	 "                                   (mqd picks it: ~/.local/share/coreq/donors/)"},
 };
 
 static void usage(FILE *f)
@@ -78,6 +80,11 @@ static void usage(FILE *f)
 		"                             (their DWARF is large: off by default)\n"
 		"      --bfd                  info/threads: also libbfd's (multi-arch) names of the core's\n"
 		"                             target and architecture (loads libbfd: a few ms)\n"
+		"      --arch ARCH            donor: the target (default: the host's); its headers are\n"
+		"                             SYSROOT/usr/lib/<multiarch>/openmpi/include (--sysroot)\n"
+		"      --mpi-include DIR      donor: Open MPI's include directory (holds mpi.h)\n"
+		"      --libmpi FILE          donor: the libmpi.so.40 of those headers (its build-id)\n"
+		"      --cc CC                donor: the compiler (default cc, or <triplet>-gcc)\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
 		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
@@ -121,6 +128,10 @@ int main(int argc, char **argv)
 		{"threads", no_argument, NULL, 'H'},
 		{"by", required_argument, NULL, 'y'},
 		{"openmp", optional_argument, NULL, 'u'},
+		{"arch", required_argument, NULL, 300},
+		{"mpi-include", required_argument, NULL, 301},
+		{"libmpi", required_argument, NULL, 302},
+		{"cc", required_argument, NULL, 303},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -219,6 +230,10 @@ int main(int argc, char **argv)
 			}
 			cli.opts.max_inflated = v;
 			break;
+		case 300: cli.donor_arch = optarg; break;
+		case 301: cli.donor_mpi_include = optarg; break;
+		case 302: cli.donor_libmpi = optarg; break;
+		case 303: cli.donor_cc = optarg; break;
 		case 'h': usage(stdout); return CQ_EXIT_OK;
 		case 'V': printf("coreq %s\n", COREQ_VERSION); return CQ_EXIT_OK;
 		default: usage(stderr); return CQ_EXIT_USAGE;
