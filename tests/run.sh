@@ -10,7 +10,11 @@ UNIT=${UNIT:-build/tests}
 total_pass=0 total_fail=0
 log=$(mktemp)
 sums=$(mktemp)
-trap 'rm -f "$log" "$sums"' EXIT
+# coreq searches the user's data directory for Open MPI type donors (coreq donor writes
+# there): the suite runs with an empty one, whatever this machine's user has made
+XDG_DATA_HOME=$(mktemp -d)
+export XDG_DATA_HOME
+trap 'rm -f "$log" "$sums"; rm -rf "$XDG_DATA_HOME"' EXIT
 
 # An i386 coreq (build32) runs natively or under qemu-i386-static, whichever this machine
 # can (tools/host32/i386-way.sh; COREQ_I386=qemu forces emulation). Its unit tests likewise.
