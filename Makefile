@@ -102,6 +102,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a tes
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a $(LIBS)
 
+# the kinds table is checked against omp-tools.h's enums
+$(BUILD)/tests/test_rec_kinds: $(BUILD)/include/omp-tools.h
+
 # Test plugins of ours (OMPD conformance, faulty plugins): shared objects, no libraries.
 $(BUILD)/tests/plugins/%.so: tests/plugins/%.c $(BUILD)/include/omp-tools.h $(wildcard tests/plugins/*.h) tests/plugins/ompd_conformance.c ompd/tr_abi.h
 	@mkdir -p $(dir $@)

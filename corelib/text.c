@@ -39,6 +39,11 @@ static size_t utf8_len(const unsigned char *p, uint32_t *cp)
 	return n;
 }
 
+static bool is_lower_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
 static char *escape(const char *s, bool text)
 {
 	if (!s)
@@ -53,6 +58,16 @@ static char *escape(const char *s, bool text)
 		size_t n = utf8_len(p, &cp);
 		if (!n) {
 			o += sprintf(o, "\\x%02x", *p++);
+			continue;
+		}
+		if (text && cp == '\\' && p[1] == 'x' && is_lower_hex(p[2]) && is_lower_hex(p[3])) {
+			/* "\xNN" is how a JSON report (cq_utf8_escape) already wrote an invalid
+			 * byte; text printed from a report keeps it, so the byte is escaped once
+			 * ("fi\xffp", not "fi\\xffp"). A literal backslash-x-hex in a name reads
+			 * the same, as it does in JSON. */
+			memcpy(o, p, 4);
+			o += 4;
+			p += 4;
 			continue;
 		}
 		if (text && cp < 0x80 && (cp < 0x20 || cp == 0x7f || cp == '\\')) {

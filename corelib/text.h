@@ -10,7 +10,10 @@
  * "\xNN", so a name with one stray byte is still reported, not dropped. Text escapes
  * backslashes ("\\"), newline, tab and carriage return ("\n", "\t", "\r"), other C0
  * controls, DEL and invalid bytes ("\xNN") and the C1 controls U+0080..U+009F ("\u0080"),
- * so a forged line or an escape sequence shows as what it is.
+ * so a forged line or an escape sequence shows as what it is. Text is mostly printed from a
+ * JSON report's strings: a "\xNN" already there (an invalid byte cq_utf8_escape wrote) is
+ * kept, not escaped again, so each byte shows escaped once ("fi\xffp") however the string
+ * reached the printer; other backslashes are doubled.
  */
 #ifndef COREQ_TEXT_H
 #define COREQ_TEXT_H

@@ -10,6 +10,7 @@
 #include "corelib/text.h"
 #include "corelib/image.h"
 #include "events.h"
+#include "fields.h"
 #include "recorder/coreq_rec_format.h"
 
 /* What a hostile or damaged header may claim before it is believed. */
@@ -214,6 +215,14 @@ static json_t *read_ring(struct cq_core *core, const struct layout *l, uint64_t 
 		json_object_set_new(e, "c", hex(field(l, p, l->c.off, l->c.size)));
 		json_object_set_new(e, "d", hex(field(l, p, l->d.off, l->d.size)));
 		json_object_set_new(e, "code", code_json(core, field(l, p, l->codeptr.off, l->codeptr.size)));
+		uint64_t slot[5] = {field(l, p, l->a.off, l->a.size), field(l, p, l->b.off, l->b.size),
+				    field(l, p, l->c.off, l->c.size), field(l, p, l->d.off, l->d.size),
+				    field(l, p, l->codeptr.off, l->codeptr.size)};
+		json_t *named = kind < CQ_REC_MAX_KINDS ?
+			cq__events_fields(core, (unsigned)kind, l->kinds, l->nkinds,
+					  (uint32_t)flags, slot) : NULL;
+		if (named)
+			json_object_set_new(e, "fields", named);
 		json_array_append_new(events, e);
 	}
 	json_object_set_new(r, "recorded", json_integer((json_int_t)head));

@@ -12,11 +12,52 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "corelib/decode.h"
 #include "corelib/image.h"
 #include "corelib/plugin_path.h"
 #include "discover.h"
 
 #define MAX_LOCATIONS 16
+
+/* What to do when LLVM's runtime is in the core but ompd_dll_locations is not found in it:
+ * a distribution's libomp is stripped (Debian's is), and its debug symbols are what OMPD
+ * needs; a debuginfod server has them by build-id. NULL when no LLVM runtime is loaded. */
+static struct cq_error *llvm_runtime_hint(struct cq_core *core)
+{
+	struct cq_image *rt = NULL;
+	for (size_t i = 0; !rt && i < core->nimages; i++) {
+		const char *name = core->images[i].name, *base = name ? strrchr(name, '/') : NULL;
+		base = base ? base + 1 : name;
+		if (base && (!strncmp(base, "libomp.so", 9) || !strncmp(base, "libiomp5.so", 11)))
+			rt = &core->images[i];
+	}
+	if (!rt)
+		return NULL;
+	char *bid = cq_hex_string(rt->build_id, rt->build_id_len);
+	const char *b = bid && strlen(bid) > 2 ? bid : NULL;
+	static const char *const meanwhile = "without them, `coreq bt --openmp` shows the stacks with the runtime's frames marked, "
+		"and coreq's flight recorder (OMP_TOOL_LIBRARIES=libcoreq_rec.so) keeps the last runtime events of every "
+		"thread for `coreq events`";
+	struct cq_elf *sf = cq_image_symbol_file(rt);
+	struct cq_error *err;
+	if (sf && sf->has_symtab && rt->status != CQ_IMAGE_BUNDLED)
+		/* its full symbol table, and still no ompd_dll_locations: debug symbols add nothing */
+		err = cq_error_create(CQ_ERR_NOT_FOUND, "LLVM's OpenMP runtime %s has a symbol table but no ompd_dll_locations: "
+				      "it was built without LIBOMP_OMPD_SUPPORT, and no OMPD plugin can read it; %s",
+				      rt->name, meanwhile);
+	else if (b)
+		err = cq_error_create(CQ_ERR_NOT_FOUND, "LLVM's OpenMP runtime %s (build-id %s) %s: OMPD needs its symbols "
+				      "(ompd_dll_locations, ompd_state and the type descriptors). Set DEBUGINFOD_URLS to a "
+				      "debuginfod server with libomp's debug symbols (build-id %s; for Debian's packages "
+				      "https://debuginfod.debian.net), or give --debug-dir DIR holding .build-id/%.2s/%s.debug; %s",
+				      rt->name, b, sf ? "is stripped" : "was not found on this machine", b, b, b + 2, meanwhile);
+	else
+		err = cq_error_create(CQ_ERR_NOT_FOUND, "LLVM's OpenMP runtime %s %s and the core names no build-id for it: "
+				      "OMPD needs its symbols (ompd_dll_locations); give --debug-dir or --sysroot with the "
+				      "unstripped runtime; %s", rt->name, sf ? "is stripped" : "was not found", meanwhile);
+	free(bid);
+	return err;
+}
 
 /* The names in the runtime's ompd_dll_locations (a NULL-terminated char * array). */
 static struct cq_error *read_locations(struct cq_core *core, char **names, size_t *n,
@@ -37,6 +78,11 @@ static struct cq_error *read_locations(struct cq_core *core, char **names, size_
 						       "marked, and coreq's flight recorder (OMP_TOOL_LIBRARIES=libcoreq_rec.so) keeps the last "
 						       "runtime events of every thread for `coreq events`", name);
 			}
+		}
+		struct cq_error *hint = llvm_runtime_hint(core);
+		if (hint) {
+			cq_error_destroy(err);
+			return hint;
 		}
 		return cq_error_wrap(err, "no OpenMP runtime with OMPD support found (an LLVM libomp built with LIBOMP_OMPD_SUPPORT exports ompd_dll_locations; Debian's libomp is stripped: analyze a bundle or give --debug-dir)");
 	}

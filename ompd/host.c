@@ -174,10 +174,11 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	    json_array_size(miss)) {
 		char *bid = rt ? cq_hex_string(rt->build_id, rt->build_id_len) : NULL;
 		cq_json_problem(problems, "runtime",
-			"the plugin cannot use the runtime %s (build-id %s): %s; missing symbols: %s. The runtime is probably stripped: supply its symbols (--debug-dir with .build-id/xx/rest.debug, or analyze a bundle made where the unstripped runtime was available)",
+			"the plugin cannot use the runtime %s (build-id %s): %s; missing symbols: %s. The runtime is probably stripped: supply its symbols (set DEBUGINFOD_URLS to a debuginfod server with libomp's debug symbols, build-id %s; or --debug-dir with .build-id/xx/rest.debug; or analyze a bundle made where the unstripped runtime was available)",
 			choice.runtime ? choice.runtime : "?", bid && *bid ? bid : "unknown",
 			json_string_value(json_object_get(proc, "initialize_rc")),
-			json_array_size(miss) ? json_string_value(json_array_get(miss, 0)) : "none reported");
+			json_array_size(miss) ? json_string_value(json_array_get(miss, 0)) : "none reported",
+			bid && *bid ? bid : "unknown");
 		free(bid);
 	}
 	else if (proc && strcmp(json_string_value(json_object_get(proc, "initialize_rc")), "ompd_rc_ok") != 0)

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file kinds.h
- * The event kinds the recorder writes (index into coreq_rec.kinds[]) and what the record
- * fields mean for each. The names are also in the header of every recording, so a reader
- * needs only coreq_rec_format.h; this table is the documentation of a, b, c, d, codeptr
- * and flags per kind.
+ * The event kinds the recorder writes (index into coreq_rec.kinds[]), their names and what
+ * flags hold. The names are also in the header of every recording, so a reader needs only
+ * coreq_rec_format.h to list events; kind_fields.h says what a, b, c, d and codeptr mean.
  *
  * flags, all kinds: bits 0-1 CQ_REC_BEGIN / CQ_REC_END / CQ_REC_ATOMIC (0).
  * flags, OMPT kinds: bit 2 CQ_REC_F_BEGINEND (OMPT ompt_scope_beginend, stored as ATOMIC);
@@ -17,55 +16,20 @@
  * (thread number << 40) | per-thread counter, thread number as in the ring's thread_data,
  * so they are unique in the process and name the thread that created them. 0: none.
  *
- * OMPT (OpenMP 5.x omp-tools.h callbacks; enum values as in omp-tools.h)
- *  kind                   flags  a               b                 c                   d                          codeptr
- *  ompt_thread_begin      A      thread_type     thread number     -                   -                          -
- *  ompt_thread_end        A      -               thread number     -                   -                          -
- *  ompt_parallel_begin    A      parallel id     encountering task requested_parallel. parallel flags             codeptr_ra
- *  ompt_parallel_end      A      parallel id     encountering task -                   parallel flags             codeptr_ra
- *  ompt_implicit_task     B/E    parallel id(1)  implicit task id  actual_parallelism  index | task flags << 32   -
- *  ompt_task_create       A      new task id     encountering task has_dependences     task flags                 codeptr_ra
- *  ompt_task_schedule     A      next task id    prior task id     prior_task_status   -                          -
- *  ompt_sync_region       B/E    parallel id(1)  task id           ompt_sync_region_t  -                          codeptr_ra
- *  ompt_sync_region_wait  B/E    parallel id(1)  task id           ompt_sync_region_t  -                          codeptr_ra
- *  ompt_reduction         B/E    parallel id     task id           ompt_sync_region_t  -                          codeptr_ra
- *  ompt_mutex_acquire     A      wait id         -                 ompt_mutex_t        hint | impl << 32          codeptr_ra
- *  ompt_mutex_acquired    A      wait id         -                 ompt_mutex_t        -                          codeptr_ra
- *  ompt_mutex_released    A      wait id         -                 ompt_mutex_t        -                          codeptr_ra
- *  ompt_lock_init         A      wait id         -                 ompt_mutex_t        hint | impl << 32          codeptr_ra
- *  ompt_lock_destroy      A      wait id         -                 ompt_mutex_t        -                          codeptr_ra
- *  ompt_nest_lock         B/E    wait id         -                 -                   -                          codeptr_ra
- *  ompt_work              B/E    parallel id     task id           ompt_work_t         count                      codeptr_ra
- *  ompt_dispatch          A      parallel id     task id           ompt_dispatch_t     instance (iteration, ...)  -
- *  ompt_masked            B/E    parallel id     task id           -                   -                          codeptr_ra
- *  ompt_task_dependence   A      sink task id    source task id    -                   -                          -
- *  ompt_dependences       A      task id         -                 ndeps               -                          -
- *  ompt_cancel            A      task id         -                 -                   cancel flags               codeptr_ra
- *  ompt_flush             A      -               thread number     -                   -                          codeptr_ra
- *  ompt_control_tool      A      -               -                 command             modifier                   codeptr_ra
+ * What a, b, c, d and codeptr hold per kind: the table in kind_fields.h, data that `coreq
+ * events` decodes records with (field names, enum and flag names as in omp-tools.h). Notes
+ * the table refers to:
  *  (1) 0 where the runtime passes no parallel (LLVM: implicit task end, barrier end of a
  *      parallel region's implicit barrier).
- *
- * GASP (gasp.h; d = filename pointer (const char *, valid for the program's life per the
- * spec, 0 unknown); codeptr = the address that raised the event)
- *  kind                   flags  a               b                 c                   d          codeptr
- *  gasp_init              A      gasp_model_t    argc              argv (pointer)      -          caller
- *  GASP_C_FUNC            B/E    funcsig (char*) call site (2)     -                   filename   function (2)
- *  GASP_C_MALLOC          B      nbytes          -                 -                   filename   caller
- *  GASP_C_MALLOC          E      nbytes          returnptr         -                   filename   caller
- *  GASP_C_REALLOC         B      ptr             size              -                   filename   caller
- *  GASP_C_REALLOC         E      ptr             size              returnptr           filename   caller
- *  GASP_C_FREE            B/E    ptr             -                 -                   filename   caller
- *  gasp_control           A      on              previous value    -                   -          caller
- *  gasp_create_event      A      evttag          kind index (3)    -                   -          caller
- *  gasp_event             B/E/A  evttag          -                 -                   filename   caller   (tags with no kind)
- *  <user event name>      B/E/A  evttag          -                 -                   filename   caller   (3)
- *  (2) from -finstrument-functions (__cyg_profile_func_enter/exit): codeptr = the function
- *      entered/left, b = the call site, a = 0 (no signature). From gasp_event_notify:
- *      a = funcsig, b = 0, codeptr = the return address of the gasp_event_notify call.
+ *  (2) GASP_C_FUNC from -finstrument-functions (__cyg_profile_func_enter/exit): codeptr =
+ *      the function entered/left, b = the call site, a = 0 (no signature). From
+ *      gasp_event_notify: a = funcsig, b = 0, codeptr = the return address of the
+ *      gasp_event_notify call.
  *  (3) gasp_create_event names the event in kinds[] (a copy of name, truncated to 23
  *      bytes) while kinds are free (CQ_REC_KIND_USER_FIRST..63); later ones are recorded as
  *      gasp_user_event with the tag in a.
+ * GASP: d = filename pointer (const char *, valid for the program's life per the spec, 0
+ * unknown); codeptr = the address that raised the event.
  */
 #ifndef COREQ_REC_KINDS_H
 #define COREQ_REC_KINDS_H
@@ -108,6 +72,44 @@ enum cq_rec_kind {
 
 	CQ_REC_KIND_USER_FIRST = 41, /* ..CQ_REC_MAX_KINDS-1: named by gasp_create_event */
 };
+
+/* The name of each kind in the recording's header (kinds[]): "ompt_" + the OMPT callback
+ * (ompt_callback_X), GASP's symbolic event names for the C model, "gasp_" + the GASP
+ * function otherwise. One list for the writer (ring.c) and the reader (kind_fields.h). */
+#define CQ_REC_KIND_NAMES(X) \
+	X(CQ_K_OMPT_THREAD_BEGIN, "ompt_thread_begin") \
+	X(CQ_K_OMPT_THREAD_END, "ompt_thread_end") \
+	X(CQ_K_OMPT_PARALLEL_BEGIN, "ompt_parallel_begin") \
+	X(CQ_K_OMPT_PARALLEL_END, "ompt_parallel_end") \
+	X(CQ_K_OMPT_IMPLICIT_TASK, "ompt_implicit_task") \
+	X(CQ_K_OMPT_TASK_CREATE, "ompt_task_create") \
+	X(CQ_K_OMPT_TASK_SCHEDULE, "ompt_task_schedule") \
+	X(CQ_K_OMPT_SYNC_REGION, "ompt_sync_region") \
+	X(CQ_K_OMPT_SYNC_REGION_WAIT, "ompt_sync_region_wait") \
+	X(CQ_K_OMPT_REDUCTION, "ompt_reduction") \
+	X(CQ_K_OMPT_MUTEX_ACQUIRE, "ompt_mutex_acquire") \
+	X(CQ_K_OMPT_MUTEX_ACQUIRED, "ompt_mutex_acquired") \
+	X(CQ_K_OMPT_MUTEX_RELEASED, "ompt_mutex_released") \
+	X(CQ_K_OMPT_LOCK_INIT, "ompt_lock_init") \
+	X(CQ_K_OMPT_LOCK_DESTROY, "ompt_lock_destroy") \
+	X(CQ_K_OMPT_NEST_LOCK, "ompt_nest_lock") \
+	X(CQ_K_OMPT_WORK, "ompt_work") \
+	X(CQ_K_OMPT_DISPATCH, "ompt_dispatch") \
+	X(CQ_K_OMPT_MASKED, "ompt_masked") \
+	X(CQ_K_OMPT_TASK_DEPENDENCE, "ompt_task_dependence") \
+	X(CQ_K_OMPT_DEPENDENCES, "ompt_dependences") \
+	X(CQ_K_OMPT_CANCEL, "ompt_cancel") \
+	X(CQ_K_OMPT_FLUSH, "ompt_flush") \
+	X(CQ_K_OMPT_CONTROL_TOOL, "ompt_control_tool") \
+	X(CQ_K_GASP_INIT, "gasp_init") \
+	X(CQ_K_GASP_C_FUNC, "GASP_C_FUNC") \
+	X(CQ_K_GASP_C_MALLOC, "GASP_C_MALLOC") \
+	X(CQ_K_GASP_C_REALLOC, "GASP_C_REALLOC") \
+	X(CQ_K_GASP_C_FREE, "GASP_C_FREE") \
+	X(CQ_K_GASP_CONTROL, "gasp_control") \
+	X(CQ_K_GASP_CREATE_EVENT, "gasp_create_event") \
+	X(CQ_K_GASP_EVENT, "gasp_event") \
+	X(CQ_K_GASP_USER_EVENT, "gasp_user_event")
 
 /* flags bits beyond CQ_REC_BEGIN / CQ_REC_END (coreq_rec_format.h) */
 #define CQ_REC_F_BEGINEND 0x4u     /* OMPT ompt_scope_beginend (recorded as ATOMIC) */

@@ -28,8 +28,7 @@
 
 #define FIELD(n, m) { n, offsetof(struct cq_rec_record, m), sizeof(((struct cq_rec_record *)0)->m), 0 }
 
-/* Kind names: "ompt_" + the OMPT callback (ompt_callback_X), GASP's symbolic event names
- * for the C model, "gasp_" + the GASP function otherwise. Meanings: kinds.h. */
+/* Kind names: CQ_REC_KIND_NAMES (kinds.h). What the fields mean per kind: kind_fields.h. */
 CQ_REC_EXPORT __attribute__((aligned(64))) struct cq_rec_header coreq_rec = {
 	.magic = CQ_REC_MAGIC,
 	.version = CQ_REC_VERSION,
@@ -49,39 +48,9 @@ CQ_REC_EXPORT __attribute__((aligned(64))) struct cq_rec_header coreq_rec = {
 		FIELD("codeptr", codeptr), FIELD("d", d),
 	},
 	.kinds = {
-		[CQ_K_OMPT_THREAD_BEGIN] = "ompt_thread_begin",
-		[CQ_K_OMPT_THREAD_END] = "ompt_thread_end",
-		[CQ_K_OMPT_PARALLEL_BEGIN] = "ompt_parallel_begin",
-		[CQ_K_OMPT_PARALLEL_END] = "ompt_parallel_end",
-		[CQ_K_OMPT_IMPLICIT_TASK] = "ompt_implicit_task",
-		[CQ_K_OMPT_TASK_CREATE] = "ompt_task_create",
-		[CQ_K_OMPT_TASK_SCHEDULE] = "ompt_task_schedule",
-		[CQ_K_OMPT_SYNC_REGION] = "ompt_sync_region",
-		[CQ_K_OMPT_SYNC_REGION_WAIT] = "ompt_sync_region_wait",
-		[CQ_K_OMPT_REDUCTION] = "ompt_reduction",
-		[CQ_K_OMPT_MUTEX_ACQUIRE] = "ompt_mutex_acquire",
-		[CQ_K_OMPT_MUTEX_ACQUIRED] = "ompt_mutex_acquired",
-		[CQ_K_OMPT_MUTEX_RELEASED] = "ompt_mutex_released",
-		[CQ_K_OMPT_LOCK_INIT] = "ompt_lock_init",
-		[CQ_K_OMPT_LOCK_DESTROY] = "ompt_lock_destroy",
-		[CQ_K_OMPT_NEST_LOCK] = "ompt_nest_lock",
-		[CQ_K_OMPT_WORK] = "ompt_work",
-		[CQ_K_OMPT_DISPATCH] = "ompt_dispatch",
-		[CQ_K_OMPT_MASKED] = "ompt_masked",
-		[CQ_K_OMPT_TASK_DEPENDENCE] = "ompt_task_dependence",
-		[CQ_K_OMPT_DEPENDENCES] = "ompt_dependences",
-		[CQ_K_OMPT_CANCEL] = "ompt_cancel",
-		[CQ_K_OMPT_FLUSH] = "ompt_flush",
-		[CQ_K_OMPT_CONTROL_TOOL] = "ompt_control_tool",
-		[CQ_K_GASP_INIT] = "gasp_init",
-		[CQ_K_GASP_C_FUNC] = "GASP_C_FUNC",
-		[CQ_K_GASP_C_MALLOC] = "GASP_C_MALLOC",
-		[CQ_K_GASP_C_REALLOC] = "GASP_C_REALLOC",
-		[CQ_K_GASP_C_FREE] = "GASP_C_FREE",
-		[CQ_K_GASP_CONTROL] = "gasp_control",
-		[CQ_K_GASP_CREATE_EVENT] = "gasp_create_event",
-		[CQ_K_GASP_EVENT] = "gasp_event",
-		[CQ_K_GASP_USER_EVENT] = "gasp_user_event",
+#define KIND_NAME(k, n) [k] = n,
+		CQ_REC_KIND_NAMES(KIND_NAME)
+#undef KIND_NAME
 	},
 };
 

@@ -34,6 +34,22 @@ int main(void)
 	text_is("\x1b[2J\t\r\x07", "\\x1b[2J\\t\\r\\x07");
 	text_is("back\\slash\x7f", "back\\\\slash\\x7f");
 	text_is("csi\xc2\x9b" "1m", "csi\\u009b1m");
+	/* an invalid byte is escaped once in text, whether the text is made from the raw
+	 * string or from the JSON report's string (issue 16: "fi\\xffp" was printed) */
+	text_is("fi\xffp", "fi\\xffp");
+	text_is("fi\\xffp", "fi\\xffp");
+	{
+		char *j = cq_utf8_escape("fi\xffp\x1b\\n"), *t = cq_text_escape(j), *r = cq_text_escape("fi\xffp\x1b\\n");
+		CHECK_STR(t, r);
+		CHECK_STR(t, "fi\\xffp\\x1b\\\\n");
+		free(j);
+		free(t);
+		free(r);
+	}
+	/* only lower-case \xNN with two hex digits is taken as an escape already made */
+	text_is("\\x1", "\\\\x1");
+	text_is("\\xFF", "\\\\xFF");
+	text_is("\\xg0", "\\\\xg0");
 	/* JSON: controls kept (the encoder escapes them), only invalid UTF-8 becomes \xNN */
 	json_is("a\n\x1b", "a\n\x1b");
 	json_is("odd\xff/libompd.so", "odd\\xff/libompd.so");

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `coreq events CORE [EXE]`: the flight recorder's last events of every thread. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,23 +15,46 @@ static const char *str(json_t *o, const char *k)
 	return v ? cq_esc(v) : NULL;
 }
 
+/* "name=value" for each named field (null ones left out), else the raw slots */
+static void print_fields(json_t *e)
+{
+	json_t *fields = json_object_get(e, "fields"), *v, *code = json_object_get(e, "code");
+	const char *k;
+	if (!fields) {
+		printf("a=%s b=%s c=%s d=%s  %s%s%s", str(e, "a"), str(e, "b"), str(e, "c"), str(e, "d"),
+		       str(code, "symbol") ? str(code, "symbol") : str(code, "address"),
+		       str(code, "symbol") ? " " : "", str(code, "symbol") ? str(code, "address") : "");
+		return;
+	}
+	bool first = true;
+	json_object_foreach(fields, k, v) {
+		if (json_is_null(v))
+			continue;
+		printf("%s%s=", first ? "" : " ", cq_esc(k));
+		first = false;
+		if (json_is_integer(v))
+			printf("%lld", (long long)json_integer_value(v));
+		else
+			fputs(cq_esc(json_string_value(v)), stdout);
+	}
+}
+
 void cq_events_print_thread(json_t *ring, const char *indent)
 {
 	json_t *e;
 	size_t i;
 	json_array_foreach(json_object_get(ring, "events"), i, e) {
-		json_t *k = json_object_get(e, "kind"), *code = json_object_get(e, "code");
+		json_t *k = json_object_get(e, "kind");
 		char kind[32];
 		if (json_is_string(k))
 			snprintf(kind, sizeof(kind), "%s", cq_esc(json_string_value(k)));
 		else
 			snprintf(kind, sizeof(kind), "kind %lld", (long long)json_integer_value(k));
-		printf("%s#%-6lld +%.6f s  %-22s %-6s a=%s b=%s c=%s d=%s  %s%s%s\n", indent,
+		printf("%s#%-6lld +%.6f s  %-22s %-6s ", indent,
 		       (long long)json_integer_value(json_object_get(e, "seq")),
-		       (double)json_integer_value(json_object_get(e, "time_ns")) / 1e9, kind,
-		       str(e, "phase"), str(e, "a"), str(e, "b"), str(e, "c"), str(e, "d"),
-		       str(code, "symbol") ? str(code, "symbol") : str(code, "address"),
-		       str(code, "symbol") ? " " : "", str(code, "symbol") ? str(code, "address") : "");
+		       (double)json_integer_value(json_object_get(e, "time_ns")) / 1e9, kind, str(e, "phase"));
+		print_fields(e);
+		putchar('\n');
 	}
 }
 

@@ -198,8 +198,10 @@ int cq_cmd_ompd(struct cq_cli *cli)
 	if (err) {
 		/* no OMPD (e.g. a distribution's stripped runtime): the recorder may still tell */
 		if (!eerr) {
-			struct cq_error *hint = cq_error_create(err->code, "%s; the core has coreq's flight recorder: `coreq events` shows the last runtime events of every thread",
-								 err->message ? err->message : "no OMPD");
+			const char *m = err->message ? err->message : "no OMPD";
+			struct cq_error *hint = strstr(m, "`coreq events`") ?
+				cq_error_create(err->code, "%s (this core has the recorder's rings)", m) :
+				cq_error_create(err->code, "%s; the core has coreq's flight recorder: `coreq events` shows the last runtime events of every thread", m);
 			cq_error_destroy(err);
 			err = hint;
 		}
