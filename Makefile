@@ -7,7 +7,11 @@ WARN = -Werror=implicit-function-declaration -Werror=int-conversion -Wall -Wextr
 CFLAGS_ALL = -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. -I$(BUILD)/include $(EXTRA_CFLAGS)
 # libbfd-multiarch is not linked: corelib loads it when its answer is needed (bfd_lib.h)
 # from the file a link would use, found here once and fixed in $(BUILD)/include.
-LIBS = -Wl,--as-needed -ldw -lelf -ljansson -lz -lzstd -llzma -llz4 -lpthread
+# The libraries every command needs are linked statically: loading and relocating eight
+# shared objects was a third of `coreq --help` and a tenth of `coreq bt` (start-up is what a
+# per-rank or CI use pays per core). libc stays shared (plugins are loaded into it).
+# The 32-bit host build keeps its own LIBS (tools/host32/env.sh: shared, from the sysroot).
+LIBS = -Wl,--as-needed -Wl,-Bstatic -ldw -lelf -ljansson -lz -lzstd -llzma -llz4 -lbz2 -Wl,-Bdynamic -lpthread -ldl
 LIBBFD_LINK = -l:libbfd-multiarch.so
 
 TARGETS_SRC = $(wildcard targets/*.c)
