@@ -382,7 +382,7 @@ struct cq_error *cq_apport_extract(int in, int scratch, int out, const char *pat
 	}
 	a->compression = cq_compression_name(c);
 	char *label;
-	if (asprintf(&label, "%s: CoreDump field", path) < 0) {
+	if (asprintf(&label, "%s: apport report, CoreDump field", path) < 0) {
 		err = &cq_error_nomem;
 		goto out;
 	}

@@ -93,6 +93,9 @@ static struct cq_error *open_report(struct cq_file *f, uint64_t max_inflated)
 	close(scratch);
 	if (err || not_report) {
 		close(tmp);
+		/* no report: read from the start as what it is */
+		if (!err && lseek(f->fd, 0, SEEK_SET) < 0)
+			err = cq_error_errno(errno, "%s", f->path);
 		return err;
 	}
 	close(f->fd);

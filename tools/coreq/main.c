@@ -38,6 +38,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  coreq %s\n", commands[i].synopsis);
 	fprintf(f,
+		"\nCORE: an ELF core, compressed too (gzip zlib zstd xz lz4), or an apport report\n"
+		"(/var/crash/*.crash: its ExecutablePath is the executable when none is given)\n"
 		"\noptions:\n"
 		"  -j, --json                 JSON output (schemas: doc/json-schema.md)\n"
 		"  -e, --exe EXE              the executable (also: second argument of info/threads/maps)\n"
@@ -79,7 +81,8 @@ static void usage(FILE *f)
 		"      --bfd                  info/threads: also libbfd's (multi-arch) names of the core's\n"
 		"                             target and architecture (loads libbfd: a few ms)\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
-		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
+		"      --max-inflate BYTES    bound on a compressed core's (or report's) expanded size\n"
+		"                             (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
 		"\nexit status: 0 ok, 1 done with missing pieces (listed), 2 usage, 3 cannot read input,\n"
 		"4 not a core / unsupported architecture, 5 malformed core, 6 bad compressed input,\n"
