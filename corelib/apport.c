@@ -364,8 +364,10 @@ struct cq_error *cq_apport_extract(int in, int scratch, int out, const char *pat
 	if (err || (err = flush_out(&p)))
 		goto out;
 	if (!p.have_core) {
-		err = cq_error_create(CQ_ERR_FORMAT, "%s: apport report without a CoreDump field: no core to read (apport "
-				      "leaves it out for crashes it does not keep; see its ProblemType and Signal)", path);
+		/* apport keeps no core for some problems (a package's failure, a kernel oops) and
+		 * drops one over its size limit */
+		err = cq_error_create(CQ_ERR_FORMAT, "%s: apport report without a CoreDump field: no core in it "
+				      "(ProblemType %s)", path, a->problem_type.value ? a->problem_type.value : "not given");
 		goto out;
 	}
 	unsigned char magic[CQ_COMPRESSION_MAGIC];

@@ -377,6 +377,11 @@ static char *find_reported_exe(struct cq_core *core, struct cq_image *img, const
 	char *path = cq__find_file(core, exe_path, img->build_id, img->build_id_len, &why_report, checked);
 	if (!path)
 		path = cq__find_file(core, img->name, img->build_id, img->build_id_len, &why_core, checked);
+	/* cq__find_file's advice once, at the end */
+	static const char hint[] = "; use --sysroot, --solib-search-path or --debug-dir";
+	char *h = why_report ? strstr(why_report, hint) : NULL;
+	if (h && why_core && strstr(why_core, hint))
+		*h = 0;
 	if (!path && asprintf(why, "ExecutablePath %s (apport report): %s; %s: %s", exe_path,
 			      why_report ? why_report : "not found", img->name, why_core ? why_core : "not found") < 0)
 		*why = NULL;
