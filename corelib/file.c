@@ -74,6 +74,38 @@ struct cq_error *cq_open_regular(const char *path, const char *what, int *fd_ret
 	return NULL;
 }
 
+/* An apport report's core into a temporary file, in place of the report; a text file
+ * that turns out to be no report is left as it is. */
+static struct cq_error *open_report(struct cq_file *f, uint64_t max_inflated)
+{
+	int tmp = make_temp_file(), scratch = tmp >= 0 ? make_temp_file() : -1;
+	if (scratch < 0) {
+		struct cq_error *err = cq_error_errno(errno, "%s: cannot create a temporary file to decode the "
+						      "apport report into (set TMPDIR)", f->path);
+		if (tmp >= 0)
+			close(tmp);
+		return err;
+	}
+	uint64_t size = 0;
+	bool not_report;
+	struct cq_apport *a = NULL;
+	struct cq_error *err = cq_apport_extract(f->fd, scratch, tmp, f->path, max_inflated, &size, &not_report, &a);
+	close(scratch);
+	if (err || not_report) {
+		close(tmp);
+		/* no report: read from the start as what it is */
+		if (!err && lseek(f->fd, 0, SEEK_SET) < 0)
+			err = cq_error_errno(errno, "%s", f->path);
+		return err;
+	}
+	close(f->fd);
+	f->fd = tmp;
+	f->size = size;
+	f->compressed = true;
+	f->apport = a;
+	return NULL;
+}
+
 struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq_file **ret)
 {
 	if (!max_inflated)
@@ -98,10 +130,16 @@ struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq
 	f->size = (uint64_t)st.st_size;
 	f->dev = (uint64_t)st.st_dev;
 	f->ino = (uint64_t)st.st_ino;
-	unsigned char magic[CQ_COMPRESSION_MAGIC];
+	unsigned char magic[CQ_APPORT_MAGIC];
 	ssize_t nm = pread(fd, magic, sizeof(magic), 0);
 	enum cq_compression comp = cq_compression_of(magic, nm > 0 ? (size_t)nm : 0);
-	if (comp != CQ_COMPRESSION_NONE) {
+	if (comp == CQ_COMPRESSION_NONE && cq_apport_maybe(magic, nm > 0 ? (size_t)nm : 0)) {
+		struct cq_error *err = open_report(f, max_inflated);
+		if (err) {
+			cq_file_close(f);
+			return err;
+		}
+	} else if (comp != CQ_COMPRESSION_NONE) {
 		int tmp = make_temp_file();
 		if (tmp < 0) {
 			struct cq_error *err = cq_error_errno(errno, "%s: cannot create a temporary file to inflate into (set TMPDIR)", path);
@@ -138,6 +176,7 @@ void cq_file_close(struct cq_file *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	free(f->cache);
+	cq_apport_destroy(f->apport);
 	free(f->path);
 	free(f);
 }

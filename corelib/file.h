@@ -6,7 +6,9 @@
  * A compressed input (gzip, zlib, zstd, xz, lz4: decompress.h) is expanded once into an
  * anonymous temporary file (holes for runs of zeros, so sparse cores stay sparse) and then
  * read like any other file. The expansion is bounded so that a compression bomb is
- * refused, not followed.
+ * refused, not followed. An Ubuntu apport report (apport.h) is read the same way: its
+ * CoreDump field is decoded and expanded, under the same bound, and the report's fields
+ * are kept on the file.
  */
 #ifndef COREQ_FILE_H
 #define COREQ_FILE_H
@@ -15,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "apport.h"
 #include "error.h"
 
 /** Default bound on the inflated size of a compressed input (4 GiB). */
@@ -28,7 +31,10 @@ struct cq_file {
 	char *path;        /**< path as given by the user */
 	int fd;            /**< readable descriptor (the temporary file if inflated) */
 	uint64_t size;     /**< size of the (inflated) contents */
-	bool compressed;   /**< the file on disk was compressed (decompress.h) */
+	bool compressed;   /**< the file on disk was compressed (decompress.h) or a report */
+	/** The file on disk was an apport report: its fields (the contents are its core), or
+	 * NULL. */
+	struct cq_apport *apport;
 	uint64_t dev, ino; /**< the file on disk (st_dev, st_ino): one file under many names */
 	/** Small-read cache (allocated on first use): page number + 1 per slot, 0 = empty. */
 	uint64_t cache_tag[CQ_FILE_CACHE_PAGES];
@@ -46,8 +52,9 @@ struct cq_file {
 struct cq_error *cq_open_regular(const char *path, const char *what, int *fd_ret);
 
 /**
- * Open @p path for reading; inflate it if compressed, refusing more than @p max_inflated
- * bytes of output (0: CQ_FILE_DEFAULT_MAX_INFLATED).
+ * Open @p path for reading; inflate it if compressed, or take the core out of an apport
+ * report, refusing more than @p max_inflated bytes of output (0:
+ * CQ_FILE_DEFAULT_MAX_INFLATED).
  */
 struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq_file **ret);
 

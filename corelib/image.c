@@ -367,6 +367,30 @@ static void resolve_file(struct cq_core *core, struct cq_image *img)
 	register_ranges(core, img);
 }
 
+/* The executable of a core taken out of an apport report: the report's ExecutablePath
+ * (what /proc/PID/exe was), looked up as a path the core names (--sysroot, build-id
+ * checked), then the core's own name for it; *why says both when neither is found. */
+static char *find_reported_exe(struct cq_core *core, struct cq_image *img, const char *exe_path, char **why,
+			       struct cq_elf **checked)
+{
+	char *why_report = NULL, *why_core = NULL;
+	char *path = cq__find_file(core, exe_path, img->build_id, img->build_id_len, &why_report, checked);
+	if (!path)
+		path = cq__find_file(core, img->name, img->build_id, img->build_id_len, &why_core, checked);
+	/* cq__find_file's advice once, at the end */
+	static const char hint[] = "; use --sysroot, --solib-search-path or --debug-dir";
+	char *h = why_report ? strstr(why_report, hint) : NULL;
+	if (h && why_core && strstr(why_core, hint))
+		*h = 0;
+	if (!path && asprintf(why, "ExecutablePath %s (apport report): %s; %s: %s", exe_path,
+			      why_report ? why_report : "not found", img->name, why_core ? why_core : "not found") < 0)
+		*why = NULL;
+	/* a build-id mismatch is said as such (the caller looks for "build-id") */
+	free(why_report);
+	free(why_core);
+	return path;
+}
+
 /* Find, open and check the file of one image; record why when that fails. */
 static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 {
@@ -375,8 +399,12 @@ static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 		return;
 	char *path = NULL;
 	struct cq_elf *checked = NULL; /* the file cq__find_file opened to compare build-ids */
+	const struct cq_apport *rep = core->file->apport;
 	if (img->is_exe && core->opts.exe)
 		path = strdup(core->opts.exe);
+	else if (img->is_exe && rep && rep->executable_path.value && !rep->executable_path.cut &&
+		 strcmp(rep->executable_path.value, img->name))
+		path = find_reported_exe(core, img, rep->executable_path.value, &why, &checked);
 	else
 		path = cq__find_file(core, img->name, img->build_id, img->build_id_len, &why, &checked);
 	if (!path && img->map_name) {
@@ -454,6 +482,9 @@ static void find_executable(struct cq_core *core)
 		struct cq_error *err = cq_core_read_string(core, execfn, MAX_PATH_LEN, &name);
 		cq_error_destroy(err);
 	}
+	const struct cq_apport *rep = core->file->apport;
+	if (!name && !core->opts.exe && rep && rep->executable_path.value && !rep->executable_path.cut)
+		name = strdup(rep->executable_path.value);
 	if (!name)
 		name = strdup(core->opts.exe ? core->opts.exe : core->fname);
 	if (!name)

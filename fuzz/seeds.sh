@@ -72,11 +72,15 @@ corpus() {
 			# the formats systemd-coredump stores cores in (corelib/decompress.h), made by
 			# their own tools over a synthetic core
 			local raw
-			raw=$(ls "$DATA"/mkcore/*.core | head -1)
+			# (a valid one: the first by name is empty.core, which says nothing of a format)
+			raw=$(ls "$DATA"/mkcore/*-lm-ok.core | head -1)
 			if [ -n "$raw" ]; then
 				command -v zstd >/dev/null && zstd -q -f -o "$c/mkcore-core.zst" "$raw"
 				command -v xz >/dev/null && xz -T1 -c "$raw" >"$c/mkcore-core.xz"
 				command -v lz4 >/dev/null && lz4 -q -f "$raw" "$c/mkcore-core.lz4"
+				# an Ubuntu apport report around it (corelib/apport.h), in apport's format
+				python3 "$ROOT/tools/fixtures/apport/make-crash.py" --core "$raw" --exe-path /usr/bin/prog \
+					"$c/mkcore-core.crash"
 			fi
 		fi
 		if [ "$t" = fuzz_image ]; then

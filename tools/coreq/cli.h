@@ -107,6 +107,15 @@ int cq_open_core(struct cq_cli *cli, bool exe_arg, struct cq_core **ret);
  * ones too), so that `coreq mqd CORE EXE` takes EXE as the executable. */
 bool cq_is_executable(const char *path);
 
+/** Add to @p doc "apport" (doc/json-schema.md) when @p core came out of an apport report
+ * (corelib/apport.h): its fields, kept as written (cq_json_str), and whether its
+ * ExecutablePath stood in for the executable. Nothing for any other core. */
+void cq_json_add_apport(json_t *doc, const struct cq_core *core);
+
+/** The core came from an apport report whose ExecutablePath is looked up as the
+ * executable: no executable was given (corelib/image.c). */
+bool cq_apport_exe_used(const struct cq_core *core);
+
 /** "0x..." string for an address. */
 json_t *cq_json_addr(uint64_t v);
 

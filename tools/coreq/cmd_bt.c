@@ -220,6 +220,7 @@ int cq_cmd_bt(struct cq_cli *cli)
 	}
 	rc = json_array_size(problems) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 	if (cli->json) {
+		cq_json_add_apport(doc, core);
 		cq_emit_json(doc);
 	} else {
 		json_t *om = json_object_get(doc, "openmp");

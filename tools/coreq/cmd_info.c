@@ -171,6 +171,7 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	json_object_set_new(doc, "schema", cq_json_str(with_images ? "coreq-info/1" : "coreq-threads/1"));
 	json_object_set_new(doc, "core", cq_json_str(core->file->path));
 	json_object_set_new(doc, "compressed", json_boolean(core->file->compressed));
+	cq_json_add_apport(doc, core);
 	const struct cq_target *t = core->target;
 	json_object_set_new(doc, "arch", cq_json_str(t->name));
 	json_object_set_new(doc, "bits", json_integer(cq_target_ptr_size(t) * 8));
@@ -298,8 +299,21 @@ static void print_threads_text(json_t *doc, bool regs)
 static void print_info_text(json_t *doc, bool with_images)
 {
 	json_t *sig = json_object_get(doc, "signal");
+	json_t *rep = json_object_get(doc, "apport");
 	printf("core:     %s%s\n", jstr(doc, "core"),
+	       rep ? " (an apport report: the core is its CoreDump field)" :
 	       json_is_true(json_object_get(doc, "compressed")) ? " (compressed)" : "");
+	if (rep) {
+		/* the report's own words, escaped: a command line may hold anything */
+		printf("apport:   ExecutablePath %s%s, ProcCmdline \"%s\", Signal %s", jstr(rep, "executable_path"),
+		       json_is_true(json_object_get(rep, "executable_from_report")) ? " (looked up as the executable)" : "",
+		       jstr(rep, "proc_cmdline"), jstr(rep, "signal"));
+		if (json_is_string(json_object_get(rep, "package")))
+			printf(", Package %s", jstr(rep, "package"));
+		if (json_array_size(json_object_get(rep, "cut")))
+			printf(" (fields over %d bytes cut)", CQ_APPORT_FIELD_MAX);
+		printf("\n");
+	}
 	printf("arch:     %s, %lld-bit %s-endian", jstr(doc, "arch"),
 	       (long long)json_integer_value(json_object_get(doc, "bits")), jstr(doc, "byte_order"));
 	if (json_object_get(doc, "bfd_target"))

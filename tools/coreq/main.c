@@ -40,6 +40,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  coreq %s\n", commands[i].synopsis);
 	fprintf(f,
+		"\nCORE: an ELF core, compressed too (gzip zlib zstd xz lz4), or an apport report\n"
+		"(/var/crash/*.crash: its ExecutablePath is the executable when none is given)\n"
 		"\noptions:\n"
 		"  -j, --json                 JSON output (schemas: doc/json-schema.md)\n"
 		"  -e, --exe EXE              the executable (also: second argument of info/threads/maps)\n"
@@ -86,7 +88,8 @@ static void usage(FILE *f)
 		"      --libmpi FILE          donor: the libmpi.so.40 of those headers (its build-id)\n"
 		"      --cc CC                donor: the compiler (default cc, or <triplet>-gcc)\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
-		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
+		"      --max-inflate BYTES    bound on a compressed core's (or report's) expanded size\n"
+		"                             (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
 		"\nexit status: 0 ok, 1 done with missing pieces (listed), 2 usage, 3 cannot read input,\n"
 		"4 not a core / unsupported architecture, 5 malformed core, 6 bad compressed input,\n"

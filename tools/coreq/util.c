@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the commands: opening the core, exit statuses, JSON pieces. */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,46 @@ bool cq_is_executable(const char *path)
 	cq_error_destroy(err);
 	cq_file_close(f);
 	return exe;
+}
+
+static json_t *field_json(const struct cq_apport_field *f)
+{
+	return f->value ? cq_json_str(f->value) : json_null();
+}
+
+void cq_json_add_apport(json_t *doc, const struct cq_core *core)
+{
+	const struct cq_apport *a = core->file->apport;
+	if (!a)
+		return;
+	json_t *o = json_object(), *cut = json_array();
+	static const struct {
+		const char *name;
+		size_t off;
+	} fields[] = {
+		{"problem_type", offsetof(struct cq_apport, problem_type)},
+		{"executable_path", offsetof(struct cq_apport, executable_path)},
+		{"executable_timestamp", offsetof(struct cq_apport, executable_timestamp)},
+		{"proc_cmdline", offsetof(struct cq_apport, proc_cmdline)},
+		{"signal", offsetof(struct cq_apport, signal)},
+		{"package", offsetof(struct cq_apport, package)},
+	};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const struct cq_apport_field *f = (const void *)((const char *)a + fields[i].off);
+		json_object_set_new(o, fields[i].name, field_json(f));
+		if (f->cut)
+			json_array_append_new(cut, json_string(fields[i].name));
+	}
+	json_object_set_new(o, "cut", cut);
+	json_object_set_new(o, "core_compression", cq_json_str(a->compression));
+	json_object_set_new(o, "executable_from_report", json_boolean(cq_apport_exe_used(core)));
+	json_object_set_new(doc, "apport", o);
+}
+
+bool cq_apport_exe_used(const struct cq_core *core)
+{
+	const struct cq_apport *a = core->file->apport;
+	return a && !core->opts.exe && a->executable_path.value && !a->executable_path.cut;
 }
 
 json_t *cq_json_addr(uint64_t v)
