@@ -154,8 +154,10 @@ char *cq__find_file(const struct cq_core *core, const char *target_path,
 		*why = mismatch;
 		free(tried);
 	} else {
-		if (asprintf(why, "not found (tried: %s); use --sysroot, --solib-search-path or --debug-dir",
-			     tried ? tried : "nothing: relative path and no search path") < 0)
+		/* with a build-id, a debuginfod server can send it (debuginfod.h) */
+		if (asprintf(why, "not found (tried: %s); use --sysroot, --solib-search-path%s",
+			     tried ? tried : "nothing: relative path and no search path",
+			     build_id_len > 1 ? ", --debug-dir or DEBUGINFOD_URLS" : " or --debug-dir") < 0)
 			*why = NULL;
 		free(tried);
 	}
