@@ -81,6 +81,8 @@ static void usage(FILE *f)
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
 		"      --max-inflate BYTES    bound on a compressed core's expanded size (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
+		"\nenvironment: DEBUGINFOD_URLS: servers that send missing executables, libraries and\n"
+		"debug files by build-id (DEBUGINFOD_CACHE_PATH, its cache; unset: nothing fetched)\n"
 		"\nexit status: 0 ok, 1 done with missing pieces (listed), 2 usage, 3 cannot read input,\n"
 		"4 not a core / unsupported architecture, 5 malformed core, 6 bad compressed input,\n"
 		"7 item not answerable (symbol, address, thread), 8 internal error,\n"
