@@ -14,6 +14,7 @@
 #include "debuginfod.h"
 #include "decode.h"
 #include "plugin_load.h"
+#include "text.h"
 
 static struct {
 	debuginfod_client *(*begin)(void);
@@ -187,11 +188,14 @@ enum cq_debuginfod_result cq__debuginfod_fetch(enum cq_debuginfod_kind kind, con
 	pthread_mutex_lock(&lock);
 	enum cq_debuginfod_result res;
 	if (failed[0]) {
-		*why_ret = strdup(failed);
+		/* the first file's problem has the reason */
+		*why_ret = strdup("debuginfod not asked: it failed for an earlier file");
 		res = CQ_DEBUGINFOD_SKIPPED;
 		goto out;
 	}
-	cur.what = what;
+	/* an image's name comes from the core: escaped before it reaches a terminal */
+	char *shown = cq_text_escape(what);
+	cur.what = shown ? shown : "a file";
 	clock_gettime(CLOCK_MONOTONIC, &cur.start);
 	cur.maxsize = bound(DEBUGINFOD_MAXSIZE_ENV_VAR, CQ_DEBUGINFOD_MAXSIZE);
 	cur.maxtime = bound(DEBUGINFOD_MAXTIME_ENV_VAR, CQ_DEBUGINFOD_MAXTIME);
@@ -203,6 +207,8 @@ enum cq_debuginfod_result cq__debuginfod_fetch(enum cq_debuginfod_kind kind, con
 		client, build_id, (int)len, &path);
 	if (cur.shown)
 		fprintf(stderr, "\r\033[K"); /* the progress line, gone: the report says what came */
+	free(shown);
+	cur.what = NULL;
 	const char *url = api.get_url(client);
 	char *origin = NULL;
 	if (fd >= 0) {
