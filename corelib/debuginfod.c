@@ -56,8 +56,8 @@ static int progress(debuginfod_client *c, long got, long total)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	long secs = (long)(now.tv_sec - cur.start.tv_sec);
-	if (cur.maxtime && secs >= cur.maxtime) {
+	double secs = (double)(now.tv_sec - cur.start.tv_sec) + (now.tv_nsec - cur.start.tv_nsec) / 1e9;
+	if (cur.maxtime && secs >= (double)cur.maxtime) {
 		snprintf(cur.abort, sizeof(cur.abort),
 			 "no complete answer within %ld s (DEBUGINFOD_MAXTIME sets another bound)", cur.maxtime);
 		return 1;

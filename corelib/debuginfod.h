@@ -28,9 +28,14 @@
 
 #include "elf_file.h"
 
-/** Bounds applied when DEBUGINFOD_MAXSIZE / DEBUGINFOD_MAXTIME are unset. */
+/** Bounds applied when DEBUGINFOD_MAXSIZE / DEBUGINFOD_MAXTIME are unset (a build may
+ * set others with -D, as a check of them does). */
+#ifndef CQ_DEBUGINFOD_MAXSIZE
 #define CQ_DEBUGINFOD_MAXSIZE (1L << 30) /* bytes per file */
+#endif
+#ifndef CQ_DEBUGINFOD_MAXTIME
 #define CQ_DEBUGINFOD_MAXTIME 300        /* seconds per file */
+#endif
 
 enum cq_debuginfod_kind {
 	CQ_DEBUGINFOD_EXECUTABLE, /**< the executable or shared object itself */
