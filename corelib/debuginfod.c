@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ static struct {
 	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
 	int (*find_executable)(debuginfod_client *, const unsigned char *, int, char **);
 	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
+	void (*set_verbose_fd)(debuginfod_client *, int);
 	const char *(*get_url)(debuginfod_client *);
 } api;
 static debuginfod_client *client;
@@ -118,12 +120,22 @@ static void load(void)
 	SYM(find_executable, "debuginfod_find_executable");
 	SYM(set_progressfn, "debuginfod_set_progressfn");
 	SYM(get_url, "debuginfod_get_url");
+	SYM(set_verbose_fd, "debuginfod_set_verbose_fd");
 #undef SYM
 	if (!(client = api.begin())) {
 		snprintf(load_why, sizeof(load_why), "libdebuginfod: debuginfod_begin failed");
 		return;
 	}
 	api.set_progressfn(client, progress);
+	/* libdebuginfod 0.188 writes some messages with dprintf() to its verbose descriptor
+	 * even when there is none (-1: a transfer over DEBUGINFOD_MAXTIME), and glibc's
+	 * dprintf leaks its buffer on a bad descriptor: unless the user asked for its
+	 * messages (DEBUGINFOD_VERBOSE), they go nowhere, through a descriptor that works */
+	if (!getenv(DEBUGINFOD_VERBOSE_ENV_VAR)) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null >= 0)
+			api.set_verbose_fd(client, null);
+	}
 }
 
 /* A bound from the environment is libdebuginfod's business; coreq's applies otherwise. */
@@ -236,8 +248,10 @@ enum cq_debuginfod_result cq__debuginfod_fetch(enum cq_debuginfod_kind kind, con
 		res = CQ_DEBUGINFOD_NOT_FOUND;
 		goto out;
 	}
-	snprintf(failed, sizeof(failed), "debuginfod (%s): %s; not asked again", urls,
-		 cur.abort[0] ? cur.abort : strerror(-fd));
+	const char *reason = cur.abort[0] ? cur.abort :
+			     fd == -ETIME ? "no complete answer within DEBUGINFOD_MAXTIME" :
+			     fd == -EFBIG ? "the file is larger than DEBUGINFOD_MAXSIZE" : strerror(-fd);
+	snprintf(failed, sizeof(failed), "debuginfod (%s): %s; not asked again", urls, reason);
 	*why_ret = strdup(failed);
 	res = CQ_DEBUGINFOD_FAILED;
 out:
