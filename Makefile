@@ -66,6 +66,21 @@ $(BUILD)/include/cq_libbfd_path.h: Makefile $(HOST32_MK)
 
 $(BUILD)/corelib/bfd_lib.o: $(BUILD)/include/cq_libbfd_path.h
 
+# libdebuginfod likewise (corelib/debuginfod.c): loaded only when DEBUGINFOD_URLS is set and
+# a file is missing, from the one file a link with -ldebuginfod would take.
+$(BUILD)/include/cq_libdebuginfod_path.h: Makefile $(HOST32_MK)
+	@mkdir -p $(dir $@)
+	@p=$$(echo 'int main(void) { return 0; }' | $(CC) $(CFLAGS_ALL) $(LDFLAGS) -x c - -o /dev/null \
+		-Wl,--no-as-needed -Wl,--trace -ldebuginfod 2>/dev/null | grep 'libdebuginfod[^/]*\.so[.0-9]*$$' | head -n1); \
+	p=$$(readlink -f "$$p"); \
+	if [ -z "$$p" ] || [ ! -f "$$p" ]; then \
+		echo "libdebuginfod.so not found: apt-get install libdebuginfod-dev (tools/install-deps.sh)" >&2; exit 1; fi; \
+	echo "/* written by the Makefile: the libdebuginfod coreq loads (corelib/debuginfod.c) */" >$@.tmp; \
+	echo "#define CQ_LIBDEBUGINFOD_PATH \"$$p\"" >>$@.tmp; \
+	mv -f $@.tmp $@
+
+$(BUILD)/corelib/debuginfod.o: $(BUILD)/include/cq_libdebuginfod_path.h
+
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "debuginfod.h"
 #include "decode.h"
 #include "elf_file.h"
 #include "internal.h"
@@ -154,8 +155,12 @@ char *cq__find_file(const struct cq_core *core, const char *target_path,
 		*why = mismatch;
 		free(tried);
 	} else {
-		if (asprintf(why, "not found (tried: %s); use --sysroot, --solib-search-path or --debug-dir",
-			     tried ? tried : "nothing: relative path and no search path") < 0)
+		/* with a build-id, a debuginfod server could send it (debuginfod.h): said when
+		 * none is named (otherwise the image's problem says what the server answered) */
+		bool ask = build_id_len > 1 && !cq__debuginfod_enabled();
+		if (asprintf(why, "not found (tried: %s); use --sysroot, --solib-search-path%s",
+			     tried ? tried : "nothing: relative path and no search path",
+			     ask ? ", --debug-dir or DEBUGINFOD_URLS" : " or --debug-dir") < 0)
 			*why = NULL;
 		free(tried);
 	}

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "debuginfod.h"
 #include "decode.h"
 #include "internal.h"
 
@@ -49,6 +50,8 @@ void cq__core_free_images(struct cq_core *core)
 		free(img->found_path);
 		free(img->problem);
 		free(img->debug_path);
+		free(img->file_origin);
+		free(img->debug_origin);
 		cq_elf_close(img->elf);
 		cq_elf_close(img->debug);
 	}
@@ -377,8 +380,8 @@ static char *find_reported_exe(struct cq_core *core, struct cq_image *img, const
 	char *path = cq__find_file(core, exe_path, img->build_id, img->build_id_len, &why_report, checked);
 	if (!path)
 		path = cq__find_file(core, img->name, img->build_id, img->build_id_len, &why_core, checked);
-	/* cq__find_file's advice once, at the end */
-	static const char hint[] = "; use --sysroot, --solib-search-path or --debug-dir";
+	/* cq__find_file's advice once, at the end (its wording depends on debuginfod) */
+	static const char hint[] = "; use --sysroot, ";
 	char *h = why_report ? strstr(why_report, hint) : NULL;
 	if (h && why_core && strstr(why_core, hint))
 		*h = 0;
@@ -389,6 +392,37 @@ static char *find_reported_exe(struct cq_core *core, struct cq_image *img, const
 	free(why_report);
 	free(why_core);
 	return path;
+}
+
+/* The last resort for an image's file: debuginfod by build-id (debuginfod.h). Returns the
+ * fetched file's path and its open, verified ELF in *@p elf; otherwise NULL, with what
+ * debuginfod said (or how to ask it) added to *@p why. */
+static char *fetch_file(struct cq_image *img, char **why, struct cq_elf **elf)
+{
+	struct cq_debuginfod_file f;
+	char *dwhy, *more = NULL;
+	switch (cq__debuginfod_fetch(CQ_DEBUGINFOD_EXECUTABLE, img->build_id, img->build_id_len,
+				     base_name(img->name), &f, &dwhy)) {
+	case CQ_DEBUGINFOD_FETCHED:
+		free(*why);
+		*why = NULL;
+		cq_elf_close(*elf);
+		*elf = f.elf;
+		img->file_origin = f.origin;
+		return f.path;
+	case CQ_DEBUGINFOD_OFF: /* the search's reason names DEBUGINFOD_URLS (find.c) */
+		break;
+	default:
+		if (dwhy && asprintf(&more, "%s; %s", *why ? *why : "not found", dwhy) < 0)
+			more = NULL;
+		break;
+	}
+	free(dwhy);
+	if (more) {
+		free(*why);
+		*why = more;
+	}
+	return NULL;
 }
 
 /* Find, open and check the file of one image; record why when that fails. */
@@ -414,6 +448,8 @@ static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 		if (path)
 			why = NULL;
 	}
+	if (!path && !(img->is_exe && core->opts.exe))
+		path = fetch_file(img, &why, &checked);
 	if (!path) {
 		img->status = why && strstr(why, "build-id") ? CQ_IMAGE_MISMATCH : CQ_IMAGE_MISSING;
 		img->problem = why;
@@ -464,6 +500,34 @@ static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 	}
 	img->found_path = path;
 	img->elf = e;
+}
+
+/* No debug file on this machine for a stripped image: debuginfod by build-id, if it is
+ * asked (debuginfod.h). A miss is no problem (most libraries have no debug file here
+ * either); a file refused or a server that failed is. */
+static void fetch_debug_file(struct cq_core *core, struct cq_image *img)
+{
+	if (img->status != CQ_IMAGE_FOUND && img->status != CQ_IMAGE_UNVERIFIED)
+		return;
+	struct cq_debuginfod_file f;
+	char *why, *what;
+	if (asprintf(&what, "debug file of %s", base_name(img->name)) < 0)
+		return;
+	switch (cq__debuginfod_fetch(CQ_DEBUGINFOD_DEBUGINFO, img->elf->build_id, img->elf->build_id_len,
+				     what, &f, &why)) {
+	case CQ_DEBUGINFOD_FETCHED:
+		img->debug_path = f.path;
+		img->debug = f.elf;
+		img->debug_origin = f.origin;
+		break;
+	case CQ_DEBUGINFOD_FAILED:
+		cq_core_problem(core, img->name, "debug file: %s", why);
+		break;
+	default:
+		break;
+	}
+	free(why);
+	free(what);
 }
 
 /* Executable: its name, file and load bias from auxv. */
@@ -808,8 +872,11 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 			struct cq_error *err = NULL;
 			if (!img->elf->has_symtab) {
 				img->debug_path = cq__find_debug_file(core, img->found_path, img->elf);
+				if (!img->debug_path)
+					fetch_debug_file(core, img);
 				if (img->debug_path) {
-					img->debug = open_shared(core, img->debug_path, true);
+					if (!img->debug) /* else fetched, opened and checked */
+						img->debug = open_shared(core, img->debug_path, true);
 					err = img->debug ? NULL : cq_elf_open(img->debug_path, &img->debug);
 					if (!err && !img->debug->has_symtab)
 						err = cq_error_create(CQ_ERR_FORMAT, "no .symtab");

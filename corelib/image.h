@@ -44,6 +44,9 @@ struct cq_image {
 	char *problem;         /**< why missing/mismatched: one line */
 	struct cq_elf *elf;    /**< the found file (opened), bundled symbols, or NULL */
 	char *debug_path;      /**< separate debug file used for symbols, or NULL */
+	/** Where found_path / debug_path came from when not from a search of this machine:
+	 * "debuginfod URL" (the server that sent it) or "debuginfod cache"; else NULL. */
+	char *file_origin, *debug_origin;
 	struct cq_elf *debug;  /**< opened separate debug file, or NULL */
 	/** A bundled image's unwind ELF (bundle.h, CQ_NT_BUNDLE_UNWIND): a small ELF of the
 	 * core's machine with the image's PT_LOADs and only its unwind sections (with

@@ -520,15 +520,46 @@ struct cq_error *cq_plugin_load_prepare(int fd, const char *real, const char *na
 	return NULL;
 }
 
+/* "/proc/self/fd/N" for @p fd, or for a duplicate of it when an object loaded earlier
+ * through the same descriptor number (libbfd, libdebuginfod: their descriptors were closed
+ * and the number reused) holds that name: the dynamic linker finds an object by name
+ * first, and dlopen would return that other object. A higher number is tried until no
+ * loaded object answers to the name (bounded: when the very file is loaded already, every
+ * name finds it by file identity, which is right). *@p dup_ret gets the duplicate to
+ * close after loading, or -1. */
+static void fresh_proc_name(int fd, char *proc, size_t size, int *dup_ret)
+{
+	*dup_ret = -1;
+	int use = fd;
+	for (int tries = 0; tries < 256; tries++) {
+		snprintf(proc, size, "/proc/self/fd/%d", use);
+		void *old = dlopen(proc, RTLD_LAZY | RTLD_NOLOAD);
+		if (!old)
+			return;
+		dlclose(old);
+		int d = fcntl(fd, F_DUPFD_CLOEXEC, use + 1);
+		if (d < 0)
+			return;
+		if (*dup_ret >= 0)
+			close(*dup_ret);
+		*dup_ret = use = d;
+	}
+	snprintf(proc, size, "/proc/self/fd/%d", use);
+}
+
 void *cq_plugin_load_dlopen(const struct cq_plugin_load *l, const char **why_ret)
 {
 	void *h = NULL;
 	*why_ret = "nothing to load";
 	for (size_t i = 0; i < l->n; i++) {
 		char proc[64];
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", l->obj[i].fd);
+		int dup;
+		fresh_proc_name(l->obj[i].fd, proc, sizeof(proc), &dup);
 		/* dependencies stay loaded for the life of this (child) process */
-		if (!(h = dlopen(proc, RTLD_NOW | RTLD_LOCAL))) {
+		h = dlopen(proc, RTLD_NOW | RTLD_LOCAL);
+		if (dup >= 0)
+			close(dup);
+		if (!h) {
 			/* dlerror names /proc/self/fd/N: say which file that was */
 			static char why[2048];
 			const char *e = dlerror();

@@ -51,6 +51,11 @@ static json_t *image_json(struct cq_image *img)
 		img->status == CQ_IMAGE_BUNDLED ? "bundle" :
 		img->debug ? "separate-debug-file" : img->elf->has_symtab ? "symtab" : "dynsym-only"));
 	json_object_set_new(o, "debug_file", img->debug_path ? cq_json_str(img->debug_path) : json_null());
+	/* only for files fetched from debuginfod (they are in its cache, not searched for) */
+	if (img->file_origin)
+		json_object_set_new(o, "file_origin", cq_json_str(img->file_origin));
+	if (img->debug_origin)
+		json_object_set_new(o, "debug_file_origin", cq_json_str(img->debug_origin));
 	json_object_set_new(o, "sources", json_pack("{s:b, s:b}", "link_map", img->from_link_map,
 						    "nt_file", img->from_file_note));
 	json_object_set_new(o, "problem", img->problem ? cq_json_str(img->problem) : json_null());
@@ -360,6 +365,13 @@ static void print_info_text(json_t *doc, bool with_images)
 	json_array_foreach(images, i, img) {
 		printf("  %-18s %-17s %-40s %s -> %s\n", jstr(img, "bias"), jstr(img, "status"),
 		       jstr(img, "build_id"), jstr(img, "name"), jstr(img, "file"));
+		const char *base = strrchr(jstr(img, "name"), '/');
+		base = base ? base + 1 : jstr(img, "name");
+		if (json_is_string(json_object_get(img, "file_origin")))
+			printf("    %s: file from %s\n", base, jstr(img, "file_origin"));
+		if (json_is_string(json_object_get(img, "debug_file_origin")))
+			printf("    %s: debug file from %s (%s)\n", base, jstr(img, "debug_file_origin"),
+			       jstr(img, "debug_file"));
 	}
 }
 

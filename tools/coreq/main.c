@@ -91,6 +91,8 @@ static void usage(FILE *f)
 		"      --max-inflate BYTES    bound on a compressed core's (or report's) expanded size\n"
 		"                             (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
+		"\nenvironment: DEBUGINFOD_URLS: servers that send missing executables, libraries and\n"
+		"debug files by build-id (DEBUGINFOD_CACHE_PATH, its cache; unset: nothing fetched)\n"
 		"\nexit status: 0 ok, 1 done with missing pieces (listed), 2 usage, 3 cannot read input,\n"
 		"4 not a core / unsupported architecture, 5 malformed core, 6 bad compressed input,\n"
 		"7 item not answerable (symbol, address, thread), 8 internal error,\n"

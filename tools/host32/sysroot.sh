@@ -32,6 +32,12 @@ PACKAGES=(
   zlib1g zlib1g-dev libzstd1 libzstd-dev liblzma5 liblzma-dev liblz4-1 liblz4-dev libbz2-1.0
   libomp-14-dev libomp5-14 libstdc++6 libgcc-s1 libatomic1
   libopenmpi3
+  # libdebuginfod (loaded by coreq only when DEBUGINFOD_URLS is set and a file is missing)
+  # and the closure of what libcurl3-gnutls needs; libresolv comes with libc6-i386
+  libdebuginfod1 libdebuginfod-dev libcurl3-gnutls libbrotli1 libgnutls30 libgssapi-krb5-2
+  libidn2-0 libldap-2.5-0 libnghttp2-14 libpsl5 librtmp1 libssh2-1 libgmp10 libhogweed6
+  libnettle8 libp11-kit0 libtasn1-6 libunistring2 libffi8 libkrb5-3 libk5crypto3 libcom-err2
+  libkrb5support0 libkeyutils1 libsasl2-2 libssl3
 )
 
 die() { echo "sysroot.sh: $*" >&2; exit 1; }
