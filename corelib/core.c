@@ -64,11 +64,13 @@ static struct cq_error *check_ident(struct cq_core *core, const unsigned char *i
 				       path, what, type);
 	}
 	core->target = cq_target_find(machine, id[EI_CLASS], le);
-	if (!core->target)
+	if (!core->target) {
+		char names[256];
 		return cq_error_create(CQ_ERR_UNSUPPORTED,
-				       "%s: unsupported architecture: e_machine %u, %s-bit %s-endian (supported: x86_64 i386 aarch64 armhf s390x ppc64 ppc32 riscv64 ppc64le)",
+				       "%s: unsupported architecture: e_machine %u, %s-bit %s-endian (supported: %s)",
 				       path, machine, id[EI_CLASS] == ELFCLASS64 ? "64" : "32",
-				       le ? "little" : "big");
+				       le ? "little" : "big", cq_target_names(names, sizeof(names)));
+	}
 	*machine_ret = machine;
 	return NULL;
 }

@@ -617,27 +617,54 @@ static bool exe_dynamic(struct cq_core *core, struct cq_image *exe, uint64_t *re
 	return false;
 }
 
-/* r_debug address from DT_DEBUG of the dynamic section at @p dyn. */
+#ifndef DT_MIPS_RLD_MAP
+#define DT_MIPS_RLD_MAP 0x70000016
+#endif
+#ifndef DT_MIPS_RLD_MAP_REL
+#define DT_MIPS_RLD_MAP_REL 0x70000035
+#endif
+
+/*
+ * r_debug address from the dynamic section at @p dyn: DT_DEBUG's value, or on MIPS (whose
+ * DT_DEBUG stays 0: .dynamic may be read-only there) the word ld.so filled with &r_debug,
+ * named by DT_MIPS_RLD_MAP_REL (relative to that dynamic entry) or DT_MIPS_RLD_MAP.
+ */
 static struct cq_error *find_r_debug(struct cq_core *core, uint64_t dyn, uint64_t *ret)
 {
 	unsigned w = cq_target_ptr_size(core->target);
+	bool mips = core->target->e_machine == EM_MIPS, debug_zero = false;
 	for (unsigned i = 0; i < MAX_DYNAMIC_ENTRIES; i++) {
-		uint64_t tag, val;
-		struct cq_error *err = cq_core_read_uint(core, dyn + 2 * w * i, w, &tag);
+		uint64_t tag, val, at = dyn + 2 * w * i;
+		struct cq_error *err = cq_core_read_uint(core, at, w, &tag);
 		if (!err)
-			err = cq_core_read_uint(core, dyn + 2 * w * i + w, w, &val);
+			err = cq_core_read_uint(core, at + w, w, &val);
 		if (err)
 			return cq_error_wrap(err, "reading the executable's dynamic section");
 		if (tag == DT_NULL)
 			break;
 		if (tag == DT_DEBUG) {
-			if (!val)
+			if (val) {
+				*ret = val;
+				return NULL;
+			}
+			debug_zero = true;
+		} else if (mips && (tag == DT_MIPS_RLD_MAP_REL || tag == DT_MIPS_RLD_MAP)) {
+			uint64_t slot = tag == DT_MIPS_RLD_MAP ? val : at + val, r;
+			if (w == 4)
+				slot &= 0xffffffffu;
+			err = cq_core_read_uint(core, slot, w, &r);
+			if (err)
+				return cq_error_wrap(err, "reading the MIPS r_debug pointer (DT_MIPS_RLD_MAP%s)",
+						     tag == DT_MIPS_RLD_MAP ? "" : "_REL");
+			if (!r)
 				return cq_error_create(CQ_ERR_MISSING,
-						       "DT_DEBUG is 0: the dynamic linker had not started (no r_debug)");
-			*ret = val;
+						       "the MIPS r_debug pointer is 0: the dynamic linker had not started (no r_debug)");
+			*ret = r;
 			return NULL;
 		}
 	}
+	if (debug_zero)
+		return cq_error_create(CQ_ERR_MISSING, "DT_DEBUG is 0: the dynamic linker had not started (no r_debug)");
 	return cq_error_create(CQ_ERR_MISSING, "the executable has no DT_DEBUG entry");
 }
 

@@ -179,7 +179,7 @@ static struct cq_error *note_siginfo(struct cq_core *core, const uint8_t *desc, 
 	struct cq_thread *th = &core->threads[core->nthreads - 1];
 	th->has_siginfo = true;
 	th->si_signo = (int32_t)cq_load_uint(t, desc, 4);
-	th->si_code = (int32_t)cq_load_uint(t, desc + 8, 4);
+	th->si_code = (int32_t)cq_load_uint(t, desc + (t->siginfo_code_first ? 4 : 8), 4);
 	th->si_addr = cq_load_ptr(t, desc + addr_off);
 	/* the union's kill member {pid_t si_pid; uid_t si_uid;} starts where si_addr does */
 	if (size >= addr_off + 8) {
@@ -373,7 +373,8 @@ struct cq_error *cq__core_parse_notes(struct cq_core *core)
 		if (!core->threads[i].has_tp && n++ < 8 && len < sizeof(tids) - 16)
 			len += (size_t)snprintf(tids + len, sizeof(tids) - len, "%s%d", n > 1 ? " " : "",
 						core->threads[i].tid);
-	if (n)
+	/* Not said where the architecture's cores never carry one (MIPS). */
+	if (n && core->target->tp_source != CQ_TP_NONE)
 		cq_core_problem(core, "thread pointer",
 				"not in the core for %zu thread(s) (%s%s); TLS is found through glibc's thread lists instead",
 				n, tids, n > 8 ? " ..." : "");
@@ -384,11 +385,11 @@ struct cq_error *cq__core_parse_notes(struct cq_core *core)
 	core->si_addr = crash->si_addr;
 	core->si_pid = crash->si_pid;
 	core->si_uid = crash->si_uid;
-	/* no thread has a signal, and the siginfo (if any) is a stop: nothing crashed (19:
-	 * SIGSTOP on every architecture coreq reads) */
+	/* no thread has a signal, and the siginfo (if any) is a stop: nothing crashed
+	 * (SIGSTOP is 19, 23 on MIPS) */
 	bool any = false;
 	for (size_t i = 0; i < core->nthreads; i++)
 		any |= core->threads[i].signal != 0;
-	core->crashed = any || (core->has_siginfo && core->signal != 19);
+	core->crashed = any || (core->has_siginfo && core->signal != cq_target_signal_number(core->target, "SIGSTOP"));
 	return NULL;
 }

@@ -52,6 +52,9 @@ enum cq_tp_source {
 	CQ_TP_REGISTER,    /**< a register of pr_reg (tp_reg) */
 	CQ_TP_NOTE_386_TLS,/**< NT_386_TLS entry selected by gs >> 3 */
 	CQ_TP_NOTE_ARM_TLS,/**< NT_ARM_TLS note (kernel cores only) */
+	/** In no register or note (MIPS: UserLocal is not dumped): struct pthread comes from
+	 * glibc's thread lists, matched by tid. */
+	CQ_TP_NONE,
 };
 
 /**
@@ -102,11 +105,25 @@ struct cq_target {
 	enum cq_tls_variant tls_variant;
 	/**
 	 * TLS bias of the ABI: the thread pointer points this far past the start of the TCB
-	 * and static TLS (TLS_TCB_OFFSET: 0x7000 on powerpc, 0 elsewhere). Reported with the
+	 * and static TLS (TLS_TCB_OFFSET: 0x7000 on powerpc and MIPS, 0 elsewhere). Reported with the
 	 * target; corelib resolves TLS through glibc's DTV, whose pointers are unbiased.
 	 */
 	uint32_t tls_tp_bias;
+	/** Signal names by number 0..31 (cq_signals_generic when NULL; MIPS numbers its own). */
+	const char *const *signals;
+	/** siginfo_t has si_code before si_errno (MIPS), not si_errno before si_code. */
+	bool siginfo_code_first;
 };
+
+/** Linux's generic signal names by number (index 0 is NULL) and MIPS's. */
+extern const char *const cq_signals_generic[32];
+extern const char *const cq_signals_mips[32];
+
+/** The name of signal @p sig on target @p t ("SIGSTOP"), or NULL. */
+const char *cq_target_signal_name(const struct cq_target *t, int sig);
+
+/** The number of the signal named @p name on target @p t, or -1. */
+int cq_target_signal_number(const struct cq_target *t, const char *name);
 
 /** Number of known targets and the tables themselves (stable order). */
 extern const struct cq_target *const cq_targets[];
@@ -129,6 +146,10 @@ static inline bool cq_target_needs_bswap(const struct cq_target *t)
 {
 	return t->little_endian != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
 }
+
+/** The known targets' names, space-separated in table order, into @p buf (truncated to
+ * @p size, always terminated); returns @p buf. */
+char *cq_target_names(char *buf, size_t size);
 
 /** Index of the register named @p name, or -1. */
 int cq_target_reg_index(const struct cq_target *t, const char *name);

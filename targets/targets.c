@@ -5,12 +5,13 @@
 
 extern const struct cq_target cq_target_x86_64, cq_target_i386, cq_target_aarch64,
 	cq_target_armhf, cq_target_s390x, cq_target_ppc64, cq_target_ppc32, cq_target_riscv64,
-	cq_target_ppc64le;
+	cq_target_ppc64le, cq_target_mipsel, cq_target_mips64el;
 
 const struct cq_target *const cq_targets[] = {
 	&cq_target_x86_64, &cq_target_i386,  &cq_target_aarch64,
 	&cq_target_armhf,  &cq_target_s390x, &cq_target_ppc64,
 	&cq_target_ppc32,  &cq_target_riscv64, &cq_target_ppc64le,
+	&cq_target_mipsel, &cq_target_mips64el,
 };
 const size_t cq_ntargets = sizeof(cq_targets) / sizeof(cq_targets[0]);
 
@@ -39,4 +40,21 @@ int cq_target_reg_index(const struct cq_target *t, const char *name)
 		if (strcmp(t->regs[i].name, name) == 0)
 			return (int)i;
 	return -1;
+}
+
+char *cq_target_names(char *buf, size_t size)
+{
+	size_t n = 0;
+	if (size)
+		buf[0] = 0;
+	for (size_t i = 0; i < cq_ntargets && size; i++) {
+		size_t len = strlen(cq_targets[i]->name);
+		if (n + len + (i > 0) >= size)
+			break;
+		if (i > 0)
+			buf[n++] = ' ';
+		memcpy(buf + n, cq_targets[i]->name, len + 1);
+		n += len;
+	}
+	return buf;
 }

@@ -177,10 +177,10 @@ void cq_print_frames(json_t *frames, int width);
 int cq_text_problems(const struct cq_core *core);
 
 /** Name of a Linux signal number ("SIGABRT"), or NULL. */
-const char *cq_signal_name(int sig);
+const char *cq_signal_name(const struct cq_target *t, int sig);
 
 /** A siginfo's si_code by name for signal @p sig ("SEGV_MAPERR", "SI_TKILL"), or NULL. */
-const char *cq_signal_code_name(int sig, int code);
+const char *cq_signal_code_name(const struct cq_target *t, int sig, int code);
 
 enum cq_signal_origin {
 	CQ_SIGNAL_SENT,  /**< sent by a process (si_code <= 0): si_pid and si_uid say who */
@@ -189,6 +189,6 @@ enum cq_signal_origin {
 };
 
 /** What the rest of a siginfo means for signal @p sig with code @p code. */
-enum cq_signal_origin cq_signal_origin(int sig, int code);
+enum cq_signal_origin cq_signal_origin(const struct cq_target *t, int sig, int code);
 
 #endif

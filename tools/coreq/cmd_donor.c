@@ -184,8 +184,9 @@ int cq_cmd_donor(struct cq_cli *cli)
 	const char *arch = cli->donor_arch ? cli->donor_arch : host;
 	const struct cq_target *t = arch ? cq_target_by_name(arch) : NULL;
 	if (!t) {
-		fprintf(stderr, "coreq donor: unknown architecture %s (one of x86_64 i386 aarch64 armhf s390x ppc64 ppc64le ppc32 riscv64)\n",
-			arch ? cq_esc(arch) : "(host unknown: give --arch)");
+		char names[256];
+		fprintf(stderr, "coreq donor: unknown architecture %s (one of %s)\n",
+			arch ? cq_esc(arch) : "(host unknown: give --arch)", cq_target_names(names, sizeof(names)));
 		return CQ_EXIT_USAGE;
 	}
 	const char *sysroot = cli->opts.sysroot ? cli->opts.sysroot : "";

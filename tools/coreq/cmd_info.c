@@ -119,7 +119,8 @@ static json_t *abi_json(const struct cq_target *t)
 		json_object_set_new(types, names[i], json_pack("{s:i, s:i}", "size", t->ctypes[i].size,
 							       "align", t->ctypes[i].align));
 	const char *tp = t->tp_source == CQ_TP_REGISTER ? t->regs[t->tp_reg].name :
-			 t->tp_source == CQ_TP_NOTE_386_TLS ? "NT_386_TLS" : "NT_ARM_TLS";
+			 t->tp_source == CQ_TP_NOTE_386_TLS ? "NT_386_TLS" :
+			 t->tp_source == CQ_TP_NOTE_ARM_TLS ? "NT_ARM_TLS" : "none (glibc's thread lists)";
 	return json_pack("{s:o, s:s, s:i, s:o}", "types", types, "thread_pointer", tp,
 			 "tls_variant", t->tls_variant, "tls_tp_bias", cq_json_addr(t->tls_tp_bias));
 }
@@ -200,16 +201,16 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	}
 	json_t *sig = json_object();
 	json_object_set_new(sig, "number", json_integer(core->signal));
-	const char *sn = cq_signal_name(core->signal);
+	const char *sn = cq_signal_name(core->target, core->signal);
 	json_object_set_new(sig, "name", sn ? cq_json_str(sn) : json_null());
 	json_object_set_new(sig, "source", cq_json_str(core->has_siginfo ? "NT_SIGINFO" : "NT_PRSTATUS"));
 	if (core->has_siginfo) {
 		/* the union after si_code means what si_code says: a sender's pid for kill and
 		 * raise (never an "address"), the faulting address for a fault */
 		json_object_set_new(sig, "code", json_integer(core->si_code));
-		const char *cn = cq_signal_code_name(core->signal, core->si_code);
+		const char *cn = cq_signal_code_name(core->target, core->signal, core->si_code);
 		json_object_set_new(sig, "code_name", cn ? json_string(cn) : json_null());
-		switch (cq_signal_origin(core->signal, core->si_code)) {
+		switch (cq_signal_origin(core->target, core->signal, core->si_code)) {
 		case CQ_SIGNAL_FAULT: json_object_set_new(sig, "address", cq_json_addr(core->si_addr)); break;
 		case CQ_SIGNAL_SENT:
 			json_object_set_new(sig, "sender", json_pack("{s:I, s:I}", "pid", (json_int_t)core->si_pid, "uid",

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* What a siginfo's si_code says (Linux's asm-generic/siginfo.h numbering, the same on the
- * targets coreq reads): its name, and whether it names a faulting address or a sender. */
+ * targets coreq reads): its name, and whether it names a faulting address or a sender.
+ * Signals are matched by name: MIPS numbers them differently (targets/signals.c). */
 #include <stddef.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -25,39 +27,47 @@ static const char *const chld[] = {NULL, "CLD_EXITED", "CLD_KILLED", "CLD_DUMPED
 				   "CLD_CONTINUED"};
 static const char *const poll[] = {NULL, "POLL_IN", "POLL_OUT", "POLL_MSG", "POLL_ERR", "POLL_PRI", "POLL_HUP"};
 
-/* the per-signal table of @p sig, or NULL */
-static const char *const *table(int sig, size_t *n)
+/* the per-signal table of signal @p name, or NULL */
+static const char *const *table(const char *name, size_t *n)
 {
-	switch (sig) {
-	case 4: *n = N(ill); return ill;
-	case 8: *n = N(fpe); return fpe;
-	case 11: *n = N(segv); return segv;
-	case 7: *n = N(bus); return bus;
-	case 5: *n = N(trap); return trap;
-	case 17: *n = N(chld); return chld;
-	case 29: *n = N(poll); return poll;
-	default: *n = 0; return NULL;
-	}
+	static const struct {
+		const char *name;
+		const char *const *codes;
+		size_t n;
+	} t[] = {{"SIGILL", ill, N(ill)},   {"SIGFPE", fpe, N(fpe)},    {"SIGSEGV", segv, N(segv)},
+		 {"SIGBUS", bus, N(bus)},   {"SIGTRAP", trap, N(trap)}, {"SIGCHLD", chld, N(chld)},
+		 {"SIGIO", poll, N(poll)}};
+	for (size_t i = 0; name && i < N(t); i++)
+		if (strcmp(t[i].name, name) == 0) {
+			*n = t[i].n;
+			return t[i].codes;
+		}
+	*n = 0;
+	return NULL;
 }
 
-const char *cq_signal_code_name(int sig, int code)
+const char *cq_signal_code_name(const struct cq_target *tg, int sig, int code)
 {
 	if (code == 0x80)
 		return "SI_KERNEL";
 	if (code <= 0)
 		return -code < (int)N(si_sent) ? si_sent[-code] : code == -60 ? "SI_ASYNCNL" : NULL;
 	size_t n;
-	const char *const *t = table(sig, &n);
-	if (sig == 31 && code == 1)
+	const char *name = cq_target_signal_name(tg, sig);
+	const char *const *t = table(name, &n);
+	if (name && strcmp(name, "SIGSYS") == 0 && code == 1)
 		return "SYS_SECCOMP";
 	return t && (size_t)code < n ? t[code] : NULL;
 }
 
-enum cq_signal_origin cq_signal_origin(int sig, int code)
+enum cq_signal_origin cq_signal_origin(const struct cq_target *tg, int sig, int code)
 {
 	if (code <= 0)
 		return CQ_SIGNAL_SENT; /* kill, tgkill, sigqueue, a timer: si_pid/si_uid */
-	if (code != 0x80 && (sig == 4 || sig == 8 || sig == 11 || sig == 7 || sig == 5))
-		return CQ_SIGNAL_FAULT; /* si_addr: the faulting address */
+	static const char *const faults[] = {"SIGILL", "SIGFPE", "SIGSEGV", "SIGBUS", "SIGTRAP"};
+	const char *name = cq_target_signal_name(tg, sig);
+	for (size_t i = 0; code != 0x80 && name && i < N(faults); i++)
+		if (strcmp(name, faults[i]) == 0)
+			return CQ_SIGNAL_FAULT; /* si_addr: the faulting address */
 	return CQ_SIGNAL_OTHER;
 }

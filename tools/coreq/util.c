@@ -220,18 +220,9 @@ int cq_text_problems(const struct cq_core *core)
 	return CQ_EXIT_PARTIAL;
 }
 
-const char *cq_signal_name(int sig)
+const char *cq_signal_name(const struct cq_target *t, int sig)
 {
-	/* Linux numbering, the same on every supported target */
-	static const char *const names[] = {
-		NULL, "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS",
-		"SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM",
-		"SIGTERM", "SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN",
-		"SIGTTOU", "SIGURG", "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",
-		"SIGIO", "SIGPWR", "SIGSYS"};
-	if (sig > 0 && sig < (int)(sizeof(names) / sizeof(names[0])))
-		return names[sig];
-	return NULL;
+	return cq_target_signal_name(t, sig);
 }
 
 const char *cq_esc(const char *s)

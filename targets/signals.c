@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* Signal numbers by target: Linux's generic numbering (asm-generic/signal.h, also x86,
+ * arm, powerpc, s390, riscv) and MIPS's own (arch/mips/include/uapi/asm/signal.h), which
+ * follows IRIX: SIGBUS 10, SIGUSR1 16, SIGCHLD 18, SIGSTOP 23, SIGSYS 12. */
+#include "target.h"
+
+#include <string.h>
+
+const char *const cq_signals_generic[32] = {
+	NULL, "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS",
+	"SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM",
+	"SIGTERM", "SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN",
+	"SIGTTOU", "SIGURG", "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",
+	"SIGIO", "SIGPWR", "SIGSYS"};
+
+const char *const cq_signals_mips[32] = {
+	NULL, "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGEMT",
+	"SIGFPE", "SIGKILL", "SIGBUS", "SIGSEGV", "SIGSYS", "SIGPIPE", "SIGALRM",
+	"SIGTERM", "SIGUSR1", "SIGUSR2", "SIGCHLD", "SIGPWR", "SIGWINCH", "SIGURG",
+	"SIGIO", "SIGSTOP", "SIGTSTP", "SIGCONT", "SIGTTIN", "SIGTTOU", "SIGVTALRM",
+	"SIGPROF", "SIGXCPU", "SIGXFSZ"};
+
+const char *cq_target_signal_name(const struct cq_target *t, int sig)
+{
+	const char *const *names = t && t->signals ? t->signals : cq_signals_generic;
+	return sig > 0 && sig < 32 ? names[sig] : NULL;
+}
+
+int cq_target_signal_number(const struct cq_target *t, const char *name)
+{
+	const char *const *names = t && t->signals ? t->signals : cq_signals_generic;
+	for (int i = 1; i < 32; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	return -1;
+}
