@@ -142,6 +142,37 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 		if (first.no_code)
 			*stop = first;
 		return false;
+	case EM_MIPS: {
+		/* glibc's MIPS entry point has no CFI and no caller: the kernel started it */
+		struct cq_symref ref;
+		struct cq_error *err = cq_core_symbolize(ctx->core, pc, &ref);
+		bool entry = !err && ref.sym && ref.sym->name && !strcmp(ref.sym->name, "__start");
+		cq_error_destroy(err);
+		if (entry) {
+			stop->end = true;
+			snprintf(stop->why, sizeof(stop->why), "the program's entry point, called by no function");
+			return false;
+		}
+		/* coreq runs the CFI itself (mips.c); a function without any: its prologue
+		 * where its start is known, else a leaf's ra at the thread's first frame */
+		if (cq_stack_mips_cfi_step(ctx, regs, pc, out, stop))
+			return true;
+		if (stop->why[0])
+			return false;
+		if (cq_stack_mips_prologue_step(ctx, regs, pc, initial, out, stop))
+			return true;
+		if (stop->no_code)
+			return false;
+		struct cq_stack_stop prologue = *stop; /* its reason, if it had one */
+		memset(stop, 0, sizeof(*stop));
+		if (initial && lr_step(ctx, regs, pc, out, stop))
+			return true;
+		if (prologue.why[0])
+			*stop = prologue;
+		else if (!stop->why[0])
+			snprintf(stop->why, sizeof(stop->why), "no CFI, and no symbol gives the function's start");
+		return false;
+	}
 	default:
 		snprintf(stop->why, sizeof(stop->why), "no CFI, and libdwfl's fallback for %s found no frame",
 			 ctx->core->target->name);

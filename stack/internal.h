@@ -80,6 +80,8 @@ struct cq_stack_stop {
  * core. */
 typedef bool (*cq_stack_read_fn)(void *ctx, uint64_t addr, uint64_t *val);
 
+struct cq_stack_mips_cfi;
+
 struct cq_stack_ctx {
 	struct cq_core *core;
 	Dwfl *dwfl;
@@ -87,7 +89,19 @@ struct cq_stack_ctx {
 	void *read_ctx;
 	bool system_lines;   /* DWARF lines in system modules too (stack.h) */
 	json_t *cache;       /* descriptions by pc and lookup address (describe.c), or NULL */
+	struct cq_stack_mips_cfi *mips; /* MIPS: the modules' CFI (mips.c), else NULL */
 };
+
+/* MIPS CFI (mips.c): libdw runs no MIPS CFI itself (no backend). The cache of each
+ * module's CFI; create returns NULL when out of memory. */
+struct cq_stack_mips_cfi *cq_stack_mips_cfi_create(void);
+void cq_stack_mips_cfi_destroy(struct cq_stack_mips_cfi *c);
+
+/* One MIPS step through the CFI of @p at's module. False with no stop reason when the
+ * module has no CFI for @p at; with one when the CFI does not unwind (stop->end: the CFI
+ * marks the outermost frame). */
+bool cq_stack_mips_cfi_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t at,
+			    struct cq_stack_step *out, struct cq_stack_stop *stop);
 
 /* The C library, the dynamic linker, the vDSO (by the image's base name; NULL counts). */
 bool cq_stack_system_module(const char *base);
@@ -107,6 +121,10 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
  * (its start) but no CFI. False without a stop reason when there is nothing to analyze. */
 bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 				  bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
+
+/* MIPS prologue analysis (prologue.c), for functions without CFI. */
+bool cq_stack_mips_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+				 bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 
 /* Thumb-2 prologue analysis (prologue.c), for functions without an .ARM.exidx entry. */
 bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,

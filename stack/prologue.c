@@ -272,3 +272,100 @@ bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_
 	out->how = CQ_FOUND_PROLOGUE;
 	return true;
 }
+
+/* ---- MIPS (o32, n64) ----
+ * Debian's MIPS libc has functions without CFI (abort, __pthread_mutex_lock,
+ * __lll_lock_wait); gdb analyzes their prologues (mips32_scan_prologue), and so does this,
+ * for what GCC's prologues hold: the stack adjustment `addiu`/`daddiu sp,sp,-N` and the
+ * saves `sw`/`sd REG,OFF(sp)` of ra, s0-s7, gp and fp, up to the first j or jr.
+ * Encodings: the MIPS32/MIPS64 instruction set manuals (I-type: opcode 6 bits, rs, rt,
+ * 16-bit immediate). */
+#define MIPS_SP 29
+#define MIPS_RA 31
+
+static bool mips_tracked(unsigned r)
+{
+	return (r >= 16 && r <= 23) || r == 28 || r == 30 || r == MIPS_RA;
+}
+
+/* An unconditional jump: j or jr (a return, a tail call). The scan stops there; it goes
+ * on past conditional branches and calls, since GCC shrink-wraps: a fast path may
+ * branch out before the stack frame is made (__pthread_mutex_lock). */
+static bool mips_control(uint32_t in)
+{
+	unsigned op = in >> 26, funct = in & 0x3f;
+	return op == 2 || (op == 0 && funct == 8);
+}
+
+bool cq_stack_mips_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+				 bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
+{
+	uint8_t code[MAX_SCAN + 4];
+	uint64_t sp;
+	size_t n;
+	bool is64 = cq_target_ptr_size(ctx->core->target) == 8;
+	uint64_t mask = is64 ? UINT64_MAX : UINT32_MAX;
+	if (!cq_stack_reg(regs, MIPS_SP, &sp) || !function_code(ctx, pc, false, code, &n, stop))
+		return false;
+	int64_t cur = 0;  /* sp relative to the CFA (the sp at entry) */
+	int64_t slot[32];
+	bool saved[32] = {false};
+	uint32_t addiu = is64 ? 0x67bd0000u : 0x27bd0000u; /* (d)addiu sp,sp,imm */
+	uint32_t store = is64 ? 0xffa00000u : 0xafa00000u; /* sd/sw rt,imm(sp) */
+	for (size_t i = 0; i + 4 <= n; i += 4) {
+		uint32_t in = (uint32_t)code[i] | (uint32_t)code[i + 1] << 8 | (uint32_t)code[i + 2] << 16 |
+			      (uint32_t)code[i + 3] << 24;
+		int64_t imm = sext(in & 0xffff, 16);
+		if ((in & 0xffff0000u) == addiu) {
+			if (imm > 0)
+				break; /* the epilogue */
+			cur += imm;
+		} else if ((in & 0xffe00000u) == store) {
+			unsigned rt = (in >> 16) & 0x1f;
+			if (mips_tracked(rt) && !saved[rt]) {
+				slot[rt] = cur + imm;
+				saved[rt] = true;
+			}
+		} else if (mips_control(in)) {
+			break;
+		}
+	}
+	if (cur > 0 || (!cur && !initial)) {
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and the prologue made no frame");
+		return false;
+	}
+	uint64_t cfa = (sp - (uint64_t)cur) & mask, ra;
+	out->regs = *regs;
+	for (unsigned r = 0; r < 32; r++)
+		if (!mips_tracked(r))
+			out->regs.ok[r] = false; /* not preserved by a call */
+	out->regs.ok[MIPS_RA] = false;
+	if (saved[MIPS_RA]) {
+		if (!ctx->read(ctx->read_ctx, (cfa + (uint64_t)slot[MIPS_RA]) & mask, &ra)) {
+			snprintf(stop->why, sizeof(stop->why), "the saved return address at 0x%" PRIx64 " is not in the core",
+				 (cfa + (uint64_t)slot[MIPS_RA]) & mask);
+			return false;
+		}
+	} else if (!initial || !cq_stack_reg(regs, MIPS_RA, &ra)) {
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and the prologue saves no return address");
+		return false;
+	}
+	for (unsigned r = 0; r < 32; r++) {
+		uint64_t v;
+		if (!saved[r] || r == MIPS_RA)
+			continue;
+		if (ctx->read(ctx->read_ctx, (cfa + (uint64_t)slot[r]) & mask, &v))
+			cq_stack_set(&out->regs, (int)r, v);
+		else
+			out->regs.ok[r] = false;
+	}
+	if (!ra || !dwfl_addrmodule(ctx->dwfl, ra - 1)) {
+		snprintf(stop->why, sizeof(stop->why), "the prologue's return address 0x%" PRIx64 " is in no module", ra);
+		return false;
+	}
+	cq_stack_set(&out->regs, MIPS_SP, cfa);
+	out->ra_pc = ra;
+	out->cfa = cfa;
+	out->how = CQ_FOUND_PROLOGUE;
+	return true;
+}

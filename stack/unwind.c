@@ -50,6 +50,7 @@ struct unwinder {
 	/* what cficheck.c knows of each module's CFI (cq_stack_cfi_guard) */
 	struct { Dwfl_Module *mod; struct cq_cfi_guard *guard; } guards[64];
 	unsigned nguards;
+	struct cq_stack_mips_cfi *mips; /* MIPS: the modules' CFI, run by coreq (mips.c) */
 	/* the addresses found harmless (+ 1, by hash): threads parked in the same call look the
 	 * same return addresses up */
 	uint64_t cfi_ok[512];
@@ -435,6 +436,89 @@ static void last_frame_name(const struct walk *w, char *buf, size_t size)
 	free(e2);
 }
 
+/* One MIPS frame found (mips_walk): what on_frame does for libdwfl's frames. False with
+ * w->stop set when the walk ends at it. */
+static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_t pc, uint64_t at,
+		       enum cq_found_by how)
+{
+	const struct cq_target *t = w->u->core->target;
+	uint64_t sp = 0;
+	bool have_sp = cq_stack_reg(regs, t->dwarf_sp, &sp);
+	if (have_sp && w->have_last_sp) {
+		if (sp < w->last_sp) {
+			snprintf(w->stop, sizeof(w->stop), "corrupt stack? frame %u's stack pointer 0x%" PRIx64
+				 " is below its callee's (0x%" PRIx64 ")", w->index, sp, w->last_sp);
+			return false;
+		}
+		if (sp == w->last_sp && pc == w->last_pc) {
+			snprintf(w->stop, sizeof(w->stop), "a cycle: frame %u repeats the frame before it (same pc and stack pointer)",
+				 w->index);
+			return false;
+		}
+		if (sp == w->last_sp && ++w->same_sp >= 64) {
+			snprintf(w->stop, sizeof(w->stop), "the stack pointer did not move for 64 frames");
+			return false;
+		}
+		if (sp != w->last_sp)
+			w->same_sp = 0;
+	}
+	json_t *f = cq_stack_describe(&w->ctx, w->frames, &w->index, pc, at, how);
+	w->last = *regs;
+	w->last_pc = pc;
+	w->last_at = at;
+	w->last_sp = sp;
+	w->have_last_sp = have_sp;
+	w->last_obj = f;
+	w->nphys++;
+	if (w->user_frame < 0 && user_frame(w, f)) {
+		w->user_frame = (int)json_integer_value(json_object_get(f, "index"));
+		if (w->to_user_frame) {
+			snprintf(w->stop, sizeof(w->stop), "the user frame is reached");
+			return false;
+		}
+	}
+	if (w->nphys >= w->max) {
+		snprintf(w->stop, sizeof(w->stop), "--max-frames %u reached", w->max);
+		return false;
+	}
+	return true;
+}
+
+/* MIPS: libdwfl 0.188 unwinds no MIPS core (no backend), so every step is coreq's: the
+ * module's CFI (mips.c), or at the first frame a leaf's ra. */
+static void mips_walk(struct walk *w, const struct cq_thread *th)
+{
+	struct cq_stack_regs regs = w->u->start;
+	uint64_t pc = th->pc, at = pc;
+	enum cq_found_by how = CQ_FOUND_INITIAL;
+	while (mips_frame(w, &regs, pc, at, how)) {
+		struct cq_stack_step st;
+		struct cq_stack_stop why;
+		char name[160];
+		last_frame_name(w, name, sizeof(name));
+		w->u->faulted = false;
+		if (!cq_stack_fallback(&w->ctx, &regs, at, w->nphys == 1, &st, &why)) {
+			if (why.end)
+				snprintf(w->stop, sizeof(w->stop), "end of stack (%s: %s)", name, why.why);
+			else if (w->u->faulted)
+				snprintf(w->stop, sizeof(w->stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+					 w->u->fault_addr, name);
+			else
+				snprintf(w->stop, sizeof(w->stop), "no unwind information for %s: %s", name, why.why);
+			return;
+		}
+		json_object_set_new(w->last_obj, "cfa", cq_json_hex(st.cfa));
+		if (!st.ra_pc) {
+			snprintf(w->stop, sizeof(w->stop), "end of stack (%s returns to 0)", name);
+			return;
+		}
+		regs = st.regs;
+		pc = st.ra_pc;
+		at = pc - 1;
+		how = st.how;
+	}
+}
+
 /* One thread: libdwfl from the thread's registers; where it has no CFI for a frame, one
  * step of coreq's (internal.h) and libdwfl again from the caller. */
 static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned max, bool crashing,
@@ -443,10 +527,14 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 	struct walk w = {.u = u, .frames = json_array(), .max = max, .seg_how = CQ_FOUND_INITIAL,
 			 .seg_pc = th->pc, .seg_exact = true, .user_frame = -1,
 			 .to_user_frame = to_user_frame && !crashing};
-	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines, u->described};
+	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines, u->described, u->mips};
 	thread_regs(u->core, th, &u->start);
 	u->start_pc = th->pc;
 	for (;;) {
+		if (u->core->target->e_machine == EM_MIPS) {
+			mips_walk(&w, th);
+			break;
+		}
 		w.seg_frames = 0;
 		u->faulted = false;
 		int rc = dwfl_getthread_frames(u->dwfl, th->tid, on_frame, &w);
@@ -471,15 +559,6 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 			break;
 		}
 		if (!w.seg_frames) {
-			/* libdwfl 0.188 unwinds no MIPS core (no backend): the registers still say
-			 * where the thread is, so its first frame is shown and the walk ends there */
-			if (w.nphys == 0 && u->core->target->e_machine == EM_MIPS) {
-				w.last_obj = cq_stack_describe(&w.ctx, w.frames, &w.index, th->pc, th->pc, CQ_FOUND_INITIAL);
-				w.nphys++;
-				snprintf(w.stop, sizeof(w.stop), "no unwinder for %s: libdwfl (elfutils %s) has none; frame 0 "
-					 "is the registers'", u->core->target->name, dwfl_version(NULL));
-				break;
-			}
 			snprintf(w.stop, sizeof(w.stop), "libdwfl gave no frame: %s", dwfl_errmsg(-1));
 			break;
 		}
@@ -522,8 +601,7 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 	/* cut short by something missing (unwind tables, code, stack memory), which `bt`
 	 * reports as a problem, as a missing file; a cycle or an inward step is what the stack
 	 * says, not something to install */
-	bool cut = !strncmp(w.stop, "no unwind information", 21) || !strncmp(w.stop, "stack memory at", 15) ||
-		   !strncmp(w.stop, "no unwinder for", 15);
+	bool cut = !strncmp(w.stop, "no unwind information", 21) || !strncmp(w.stop, "stack memory at", 15);
 	return json_pack("{s:i, s:b, s:o, s:o, s:s, s:b}", "tid", th->tid, "crashing", crashing, "frames", w.frames,
 			 "user_frame", w.user_frame >= 0 ? json_integer(w.user_frame) : json_null(), "stop", w.stop,
 			 "cut_short", cut);
@@ -656,6 +734,8 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		json_decref(u.problems);
 		return err;
 	}
+	if (core->target->e_machine == EM_MIPS)
+		u.mips = cq_stack_mips_cfi_create(); /* NULL (out of memory): no CFI steps */
 	json_t *threads = json_array();
 	for (size_t k = 0; k < u.norder; k++) {
 		struct cq_thread *th = &core->threads[u.order[k]];
@@ -664,6 +744,7 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		json_array_append_new(threads, walk_thread(&u, th, max_frames, core->crashed && u.order[k] == core->crash_thread,
 							   opt->to_user_frame, opt->system_lines));
 	}
+	cq_stack_mips_cfi_destroy(u.mips);
 	dwfl_end(u.dwfl);
 	for (unsigned g = 0; g < u.nguards; g++)
 		cq_stack_cfi_guard_free(u.guards[g].guard);
