@@ -73,6 +73,9 @@ static struct sbase bases[] = {
 	{.name = "x86_64-gcore", .sysroot = "x86_64"},
 	{.name = "x86_64-static", .sysroot = NULL},
 	{.name = "aarch64-static-qemu", .sysroot = NULL},
+	/* appended: a regression input's base byte below 12 keeps naming the same base */
+	{.name = "mipsel-qemu", .sysroot = "mipsel"},
+	{.name = "mips64el-qemu", .sysroot = "mips64el"},
 };
 #define NBASES (sizeof(bases) / sizeof(bases[0]))
 
