@@ -91,10 +91,10 @@ part "apport reports (/var/crash/*.crash)" python3 tests/fixture/apport.py
 part "signals: si_code, fault address, sender" python3 tests/fixture/signals.py
 part "hostile cores, round 2" python3 tests/fixture/hostile.py
 part "image ranges (a file mapped twice)" python3 tests/fixture/image_range.py
-part "backtraces (12 fixture cores)" python3 tests/fixture/bt.py
-part "backtraces against gdb and eu-stack (12 fixture cores, 2 signal cores)" python3 tests/fixture/bt_ref.py
+part "backtraces (the fixture cores)" python3 tests/fixture/bt.py
+part "backtraces against gdb and eu-stack (the fixture cores, 2 signal cores)" python3 tests/fixture/bt_ref.py
 part "backtraces through signal frames (fixtures/signal)" python3 tests/fixture/bt_signal.py
-part "backtraces from bundles (12 fixture cores)" python3 tests/fixture/bt_bundle.py
+part "backtraces from bundles (the fixture cores)" python3 tests/fixture/bt_bundle.py
 part "stack tree across processes (coreq stacks)" python3 tests/fixture/stacks.py
 part "backtraces through libomp (OpenMP fixture bundles)" python3 tests/fixture/bt_omp.py
 part "hostile stacks" python3 tests/fixture/hostile_bt.py
