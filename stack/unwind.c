@@ -295,6 +295,30 @@ static uint64_t cfi_bad_register(struct unwinder *u, uint64_t at)
 	return bad;
 }
 
+/* The stop for CFI that cficheck.c refused (cfi_bad_register's @p badreg), at the last
+ * frame. */
+static void bad_cfi_stop(struct walk *w, uint64_t badreg)
+{
+	char name[160];
+	last_frame_name(w, name, sizeof(name));
+	if (badreg == CQ_STACK_CFI_BAD_RA)
+		snprintf(w->stop, sizeof(w->stop), "the CFI of %s has a return-address column libdwfl cannot "
+			 "map (crafted?): not used", name);
+	else if (badreg == CQ_STACK_CFI_BAD_HDR)
+		snprintf(w->stop, sizeof(w->stop), "the .eh_frame_hdr of %s uses a value encoding coreq does "
+			 "not follow libdw in (crafted?): not used", name);
+	else if (badreg == CQ_STACK_CFI_BAD_EXPR)
+		snprintf(w->stop, sizeof(w->stop), "the CFI of %s has an expression libdwfl cannot evaluate "
+			 "(an unknown operation, a backward branch or over %u bytes; crafted?): not used",
+			 name, CQ_STACK_MAX_CFI_EXPR);
+	else if (badreg == CQ_STACK_CFI_DEEP)
+		snprintf(w->stop, sizeof(w->stop), "the CFI of %s remembers more than %u states at once "
+			 "(crafted?): not used", name, CQ_STACK_MAX_CFI_STATES);
+	else
+		snprintf(w->stop, sizeof(w->stop), "the CFI of %s names DWARF register %" PRIu64
+			 " (crafted? no target has more than %u): not used", name, badreg, CQ_STACK_MAX_CFI_REG);
+}
+
 static int on_frame(Dwfl_Frame *state, void *arg)
 {
 	struct walk *w = arg;
@@ -365,25 +389,8 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	json_t *f = cq_stack_describe(&w->ctx, w->frames, &w->index, pc, at, how);
 	if (badreg) {
 		w->nphys++;
-		char name[160];
 		w->last_obj = f;
-		last_frame_name(w, name, sizeof(name));
-		if (badreg == CQ_STACK_CFI_BAD_RA)
-			snprintf(w->stop, sizeof(w->stop), "the CFI of %s has a return-address column libdwfl cannot "
-				 "map (crafted?): not used", name);
-		else if (badreg == CQ_STACK_CFI_BAD_HDR)
-			snprintf(w->stop, sizeof(w->stop), "the .eh_frame_hdr of %s uses a value encoding coreq does "
-				 "not follow libdw in (crafted?): not used", name);
-		else if (badreg == CQ_STACK_CFI_BAD_EXPR)
-			snprintf(w->stop, sizeof(w->stop), "the CFI of %s has an expression libdwfl cannot evaluate "
-				 "(an unknown operation, a backward branch or over %u bytes; crafted?): not used",
-				 name, CQ_STACK_MAX_CFI_EXPR);
-		else if (badreg == CQ_STACK_CFI_DEEP)
-			snprintf(w->stop, sizeof(w->stop), "the CFI of %s remembers more than %u states at once "
-				 "(crafted?): not used", name, CQ_STACK_MAX_CFI_STATES);
-		else
-			snprintf(w->stop, sizeof(w->stop), "the CFI of %s names DWARF register %" PRIu64
-				 " (crafted? no target has more than %u): not used", name, badreg, CQ_STACK_MAX_CFI_REG);
+		bad_cfi_stop(w, badreg);
 		return DWARF_CB_ABORT;
 	}
 	uint64_t cfa;
@@ -497,6 +504,12 @@ static void mips_walk(struct walk *w, const struct cq_thread *th)
 		char name[160];
 		last_frame_name(w, name, sizeof(name));
 		w->u->faulted = false;
+		/* the CFI libdw would run, checked first as for libdwfl's walk (cficheck.c) */
+		uint64_t badreg = cfi_bad_register(w->u, at);
+		if (badreg) {
+			bad_cfi_stop(w, badreg);
+			return;
+		}
 		if (!cq_stack_fallback(&w->ctx, &regs, at, w->nphys == 1, &st, &why)) {
 			if (why.end)
 				snprintf(w->stop, sizeof(w->stop), "end of stack (%s: %s)", name, why.why);
