@@ -122,7 +122,8 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 				  bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 
-/* MIPS prologue analysis (prologue.c), for functions without CFI. */
+/* MIPS prologue analysis (prologue.c), for functions without CFI; for one without a
+ * symbol either, from the stack adjustment found searching backwards from the pc. */
 bool cq_stack_mips_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 				 bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 

@@ -167,7 +167,11 @@ bool cq_stack_mips_cfi_step(const struct cq_stack_ctx *ctx, const struct cq_stac
 			if (cq_stack_reg(regs, r, &v))
 				cq_stack_set(&out->regs, r == ra_col ? -1 : r, v);
 			if (r == ra_col && !cq_stack_reg(regs, r, &out->ra_pc)) {
-				snprintf(stop->why, sizeof(stop->why), "the return address stays in r%d, which is unknown", r);
+				/* ra is unknown past the first frame: this frame made a call, so its
+				 * return address would have been saved; a frame whose CFI keeps none
+				 * is the outermost (glibc's clone child, marked `.cfi_undefined $ra`) */
+				stop->end = true;
+				snprintf(stop->why, sizeof(stop->why), "its CFI saves no return address: the outermost frame");
 				free(fr);
 				return false;
 			}

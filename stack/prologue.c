@@ -297,6 +297,51 @@ static bool mips_control(uint32_t in)
 	return op == 2 || (op == 0 && funct == 8);
 }
 
+/* A function without a symbol (Debian's stripped libc: start_thread, __lll_lock_wait):
+ * gdb's heuristic (mips heuristic_proc_start) looks backwards from the pc for the stack
+ * adjustment `(d)addiu sp,sp,-N`, at most MIPS_HEURISTIC bytes and not past a `jr ra`
+ * (the end of the function before). The code from there up to @p pc into @p code. */
+#define MIPS_HEURISTIC 1024
+
+static bool mips_heuristic_code(const struct cq_stack_ctx *ctx, uint64_t pc, bool is64, uint8_t *code, size_t *n,
+				struct cq_stack_stop *stop)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(ctx->dwfl, pc);
+	Dwarf_Addr lo = 0;
+	if (!mod || !dwfl_module_info(mod, NULL, &lo, NULL, NULL, NULL, NULL, NULL))
+		return false;
+	uint64_t end = pc & ~(uint64_t)3, from = end - lo > MIPS_HEURISTIC ? end - MIPS_HEURISTIC : lo;
+	from = (from + 3) & ~(uint64_t)3;
+	uint8_t buf[MIPS_HEURISTIC];
+	size_t len = (size_t)(end - from);
+	struct cq_error *err = len ? cq_core_read(ctx->core, from, buf, len) : NULL;
+	if (err) {
+		cq_error_destroy(err);
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and its code is not in the core to analyze (a bundle "
+			 "carries no code)");
+		stop->no_code = true;
+		return false;
+	}
+	uint32_t addiu = is64 ? 0x67bd0000u : 0x27bd0000u;
+	for (size_t i = len; i >= 4; i -= 4) {
+		uint32_t in = (uint32_t)buf[i - 4] | (uint32_t)buf[i - 3] << 8 | (uint32_t)buf[i - 2] << 16 |
+			      (uint32_t)buf[i - 1] << 24;
+		if (in == 0x03e00008u) /* jr ra */
+			break;
+		if ((in & 0xffff0000u) == addiu) {
+			if (sext(in & 0xffff, 16) >= 0)
+				break; /* an epilogue: the frame was given back */
+			*n = len - (i - 4) > MAX_SCAN ? MAX_SCAN : len - (i - 4);
+			memset(code, 0, MAX_SCAN + 4);
+			memcpy(code, buf + i - 4, *n);
+			return true;
+		}
+	}
+	snprintf(stop->why, sizeof(stop->why), "no CFI, no symbol, and no stack adjustment in the %u bytes before "
+		 "the pc", MIPS_HEURISTIC);
+	return false;
+}
+
 bool cq_stack_mips_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 				 bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
 {
@@ -305,8 +350,12 @@ bool cq_stack_mips_prologue_step(const struct cq_stack_ctx *ctx, const struct cq
 	size_t n;
 	bool is64 = cq_target_ptr_size(ctx->core->target) == 8;
 	uint64_t mask = is64 ? UINT64_MAX : UINT32_MAX;
-	if (!cq_stack_reg(regs, MIPS_SP, &sp) || !function_code(ctx, pc, false, code, &n, stop))
+	if (!cq_stack_reg(regs, MIPS_SP, &sp))
 		return false;
+	if (!function_code(ctx, pc, false, code, &n, stop)) {
+		if (stop->why[0] || !mips_heuristic_code(ctx, pc, is64, code, &n, stop))
+			return false;
+	}
 	int64_t cur = 0;  /* sp relative to the CFA (the sp at entry) */
 	int64_t slot[32];
 	bool saved[32] = {false};
