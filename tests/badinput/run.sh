@@ -119,7 +119,7 @@ jcheck() {
 	if why=$($JCHECK "$@" 2>&1); then ok "$label"; else notok "$label: $why"; fi
 }
 
-ARCHES="x86_64 i386 s390x ppc32"
+ARCHES="x86_64 i386 s390x ppc32 mipsel mips64el"
 
 # ---- valid cores ------------------------------------------------------------------------------
 for a in $ARCHES; do
@@ -216,6 +216,11 @@ for a in $ARCHES; do
 	while read -r c st sub; do
 		[ -n "$c" ] || continue
 		f=$a-$c.core
+		if [ "$c" = other-class ] && [ "${a#mips}" != "$a" ]; then
+			# MIPS's other class is the other MIPS target: the flipped core is read
+			# as one and fails on its layout instead
+			st=5 sub="program header"
+		fi
 		fatal "$f: info" "$st" "$sub" info "$f"
 		fatal "$f: info --json" "$st" "$sub" info --json "$f"
 		fatal "$f: maps" "$st" "$sub" maps "$f"
@@ -253,7 +258,7 @@ fatal "unknown command" 2 "unknown command" frobnicate x86_64.core
 
 # ---- malformed cores that still open: partial answers ------------------------------------------
 for a in $ARCHES; do
-	if [ "$a" = x86_64 ] || [ "$a" = s390x ]; then a2=0x7f0000000000; a3=0x7f0000100000; else
+	if [ "$a" = x86_64 ] || [ "$a" = s390x ] || [ "$a" = mips64el ]; then a2=0x7f0000000000; a3=0x7f0000100000; else
 		a2=0x40000000; a3=0x40100000; fi
 	# Truncated inside segment 1: the first half reads, the second half faults.
 	f=$a-trunc-load1.core

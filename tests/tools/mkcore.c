@@ -249,8 +249,9 @@ static uint8_t *make_siginfo(const struct cq_target *t, size_t *size_ret)
 {
 	uint8_t *d = xcalloc(128);
 	st(t, d + 0, 4, 11);  /* si_signo */
-	st(t, d + 4, 4, 0);   /* si_errno */
-	st(t, d + 8, 4, 1);   /* si_code: SEGV_MAPERR */
+	/* si_errno 0, si_code SEGV_MAPERR; MIPS puts si_code before si_errno */
+	st(t, d + (t->siginfo_code_first ? 8 : 4), 4, 0);
+	st(t, d + (t->siginfo_code_first ? 4 : 8), 4, 1);
 	st(t, d + (is64(t) ? 16 : 12), wsize(t), 0xdead0);
 	*size_ret = 128;
 	return d;
@@ -610,11 +611,16 @@ static void write_expected(const struct cq_target *t, const char *core, const ch
 		"    \"crashing_thread\": 1001,\n    \"thread_count\": 2,\n    \"threads\": [\n",
 		compressed ? "true" : "false", t->name, wsize(t) * 8,
 		t->little_endian ? "little" : "big");
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 2; k++) {
+		/* MIPS cores hold no thread pointer: null */
+		char tp[32] = "null";
+		if (t->tp_source != CQ_TP_NONE)
+			snprintf(tp, sizeof(tp), "\"0x%" PRIx64 "\"", th[k].tp);
 		fprintf(f, "      {\"tid\": %d, \"crashing\": %s, \"signal\": %d, \"pc\": \"0x%" PRIx64
-			"\", \"sp\": \"0x%" PRIx64 "\", \"tp\": \"0x%" PRIx64 "\"}%s\n",
+			"\", \"sp\": \"0x%" PRIx64 "\", \"tp\": %s}%s\n",
 			th[k].tid, k == 0 ? "true" : "false", th[k].cursig, th[k].pc, th[k].sp,
-			th[k].tp, k == 0 ? "," : "");
+			tp, k == 0 ? "," : "");
+	}
 	fprintf(f, "    ]\n  },\n");
 	/* Reads: the pattern in target order, the start of each segment, a read across the
 	 * end of segment 1's first half. Hex is of the bytes as they are in the core. */
@@ -899,7 +905,7 @@ static void malformed(const struct cq_target *t, const struct image *v)
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
-static const char *const valid_arches[] = {"x86_64", "i386", "s390x", "ppc32"};
+static const char *const valid_arches[] = {"x86_64", "i386", "s390x", "ppc32", "mipsel", "mips64el"};
 
 int main(int argc, char **argv)
 {
