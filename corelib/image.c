@@ -841,6 +841,17 @@ static void choose_target_variant(struct cq_core *core)
 			core->target = cq_target_variant(core->target, flags);
 			return;
 		}
+	const struct cq_target *t = core->target;
+	for (size_t i = 0; i < cq_ntargets; i++) {
+		const struct cq_target *v = cq_targets[i];
+		if (v->e_flags_mask && v->e_machine == t->e_machine && v->elf_class == t->elf_class &&
+		    v->little_endian == t->little_endian) {
+			cq_core_problem(core, "arch",
+					"%s assumed (%s is laid out alike): the core does not say which, and no file of its executable or libraries was found",
+					t->name, v->name);
+			return;
+		}
+	}
 }
 
 struct cq_error *cq_core_load_images(struct cq_core *core)
