@@ -66,7 +66,7 @@ static struct cq_error *check_ident(struct cq_core *core, const unsigned char *i
 	core->target = cq_target_find(machine, id[EI_CLASS], le);
 	if (!core->target)
 		return cq_error_create(CQ_ERR_UNSUPPORTED,
-				       "%s: unsupported architecture: e_machine %u, %s-bit %s-endian (supported: x86_64 i386 aarch64 armhf s390x ppc64 ppc32 riscv64 ppc64le)",
+				       "%s: unsupported architecture: e_machine %u, %s-bit %s-endian (supported: x86_64 i386 aarch64 armhf armel s390x ppc64 ppc32 riscv64 ppc64le m68k)",
 				       path, machine, id[EI_CLASS] == ELFCLASS64 ? "64" : "32",
 				       le ? "little" : "big");
 	*machine_ret = machine;

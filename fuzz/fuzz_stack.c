@@ -73,6 +73,8 @@ static struct sbase bases[] = {
 	{.name = "x86_64-gcore", .sysroot = "x86_64"},
 	{.name = "x86_64-static", .sysroot = NULL},
 	{.name = "aarch64-static-qemu", .sysroot = NULL},
+	{.name = "armel-qemu", .sysroot = "armel"},
+	{.name = "m68k-qemu", .sysroot = "m68k"},
 };
 #define NBASES (sizeof(bases) / sizeof(bases[0]))
 

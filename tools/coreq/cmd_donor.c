@@ -184,7 +184,7 @@ int cq_cmd_donor(struct cq_cli *cli)
 	const char *arch = cli->donor_arch ? cli->donor_arch : host;
 	const struct cq_target *t = arch ? cq_target_by_name(arch) : NULL;
 	if (!t) {
-		fprintf(stderr, "coreq donor: unknown architecture %s (one of x86_64 i386 aarch64 armhf s390x ppc64 ppc64le ppc32 riscv64)\n",
+		fprintf(stderr, "coreq donor: unknown architecture %s (one of x86_64 i386 aarch64 armhf armel s390x ppc64 ppc64le ppc32 riscv64 m68k)\n",
 			arch ? cq_esc(arch) : "(host unknown: give --arch)");
 		return CQ_EXIT_USAGE;
 	}

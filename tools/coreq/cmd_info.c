@@ -119,7 +119,8 @@ static json_t *abi_json(const struct cq_target *t)
 		json_object_set_new(types, names[i], json_pack("{s:i, s:i}", "size", t->ctypes[i].size,
 							       "align", t->ctypes[i].align));
 	const char *tp = t->tp_source == CQ_TP_REGISTER ? t->regs[t->tp_reg].name :
-			 t->tp_source == CQ_TP_NOTE_386_TLS ? "NT_386_TLS" : "NT_ARM_TLS";
+			 t->tp_source == CQ_TP_NOTE_386_TLS ? "NT_386_TLS" :
+			 t->tp_source == CQ_TP_NOTE_ARM_TLS ? "NT_ARM_TLS" : "none";
 	return json_pack("{s:o, s:s, s:i, s:o}", "types", types, "thread_pointer", tp,
 			 "tls_variant", t->tls_variant, "tls_tp_bias", cq_json_addr(t->tls_tp_bias));
 }
