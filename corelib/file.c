@@ -203,7 +203,17 @@ static struct cq_error *read_cached(struct cq_file *f, void *buf, size_t len, ui
 		}
 	uint64_t start = page * CQ_FILE_PAGE;
 	size_t n = f->size - start < CQ_FILE_PAGE ? (size_t)(f->size - start) : CQ_FILE_PAGE;
-	unsigned slot = f->cache_next++ % CQ_FILE_CACHE_PAGES;
+	bool again = false;
+	for (unsigned i = 0; i < CQ_FILE_CACHE_PAGES && !again; i++)
+		again = f->cache_gone[i] == page + 1;
+	unsigned slot;
+	if (again) {
+		slot = CQ_FILE_CACHE_NEW + f->kept_next++ % (CQ_FILE_CACHE_PAGES - CQ_FILE_CACHE_NEW);
+	} else {
+		slot = f->cache_next++ % CQ_FILE_CACHE_NEW;
+		if (f->cache_tag[slot]) /* it leaves the first slots: remembered, without its bytes */
+			f->cache_gone[f->gone_next++ % CQ_FILE_CACHE_PAGES] = f->cache_tag[slot];
+	}
 	f->cache_tag[slot] = 0;
 	struct cq_error *err = read_exact(f, f->cache + (size_t)slot * CQ_FILE_PAGE, n, start, what);
 	if (err)
