@@ -94,10 +94,11 @@ static void field_layout(const struct cq_target *t, const struct cq_field *f, si
 	enum cq_ctype ct;
 	switch (f->kind) {
 	case CQ_F_U8: *size = *align = 1; return;
+	/* the target aligns them: m68k to 2, its prstatus head too */
 	case CQ_F_S16:
-	case CQ_F_U16: *size = *align = 2; return;
+	case CQ_F_U16: *size = 2; *align = t->ctypes[CQ_CTYPE_SHORT].align; return;
 	case CQ_F_S32:
-	case CQ_F_U32: *size = *align = 4; return;
+	case CQ_F_U32: *size = 4; *align = t->ctypes[CQ_CTYPE_INT].align; return;
 	case CQ_F_U64: ct = CQ_CTYPE_LONG_LONG; break;
 	case CQ_F_LONG:
 	case CQ_F_ULONG: ct = CQ_CTYPE_LONG; break;

@@ -185,10 +185,7 @@ struct cq_error *cq_elf_from_symbols(struct cq_symbol *syms, size_t nsyms, char 
 				     struct cq_elf **ret)
 {
 	struct cq_elf *e = calloc(1, sizeof(*e));
-	struct cq_symbol **by_addr = calloc(nsyms ? nsyms : 1, sizeof(*by_addr));
-	if (!e || !by_addr) {
-		free(e);
-		free(by_addr);
+	if (!e) {
 		free(syms);
 		free(strtab);
 		return &cq_error_nomem;
@@ -196,10 +193,6 @@ struct cq_error *cq_elf_from_symbols(struct cq_symbol *syms, size_t nsyms, char 
 	e->syms = syms;
 	e->nsyms = nsyms;
 	e->strtab = strtab;
-	for (size_t i = 0; i < nsyms; i++)
-		if (syms[i].type != STT_TLS && syms[i].value != 0)
-			by_addr[e->nby_addr++] = &syms[i];
-	e->by_addr = by_addr;
 	e->syms_loaded = true;
 	e->has_symtab = true;
 	if (build_id_len <= sizeof(e->build_id)) {
@@ -463,12 +456,36 @@ uint64_t cq_elf_symbol_descriptor(const struct cq_elf *e, const struct cq_symbol
 	return e->sym_opd[s - e->syms];
 }
 
+/* How many entries of a symbol table section gelf_getsym would read: the header's count,
+ * but no entry past the data (a crafted sh_entsize cannot make more). */
+static size_t symbol_count(const GElf_Shdr *sh, const Elf_Data *d, size_t symsz)
+{
+	size_t count = d->d_size / sh->sh_entsize, fit = d->d_size / symsz;
+	return count < fit ? count : fit;
+}
+
 struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
 {
 	if (e->syms_loaded || !e->elf)
 		return NULL;
+	/* the entries as libelf has them in memory (host byte order, the file's class), read in
+	 * place: gelf_getsym's call and checks per entry were a third of loading libc's */
+	bool is64 = e->elf_class == ELFCLASS64;
+	size_t symsz = is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	/* the tables' sizes first, for one allocation: growing the array by doubling touched
+	 * twice its memory, and each fresh page costs a page fault (a microsecond here) */
 	size_t cap = 0, n = 0;
-	struct cq_symbol *syms = NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e->elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (d && sh.sh_entsize && d->d_type == ELF_T_SYM && d->d_buf)
+			cap += symbol_count(&sh, d, symsz);
+	}
+	struct cq_symbol *syms = malloc((cap ? cap : 1) * sizeof(*syms));
+	if (!syms)
+		return &cq_error_nomem;
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e->elf, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
@@ -478,6 +495,8 @@ struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
 			continue;
 		if (sh.sh_type == SHT_SYMTAB)
 			e->has_symtab = true;
+		if (d->d_type != ELF_T_SYM || !d->d_buf)
+			continue; /* gelf_getsym refuses every entry */
 		/* the names indexed directly when the string table ends in a NUL (elf_strptr
 		 * checks each name again: half the cost of loading libc's 10,000 symbols) */
 		Elf_Scn *strscn = elf_getscn(e->elf, sh.sh_link);
@@ -486,29 +505,35 @@ struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
 					? elf_getdata(strscn, NULL) : NULL;
 		const char *strbuf = str && str->d_buf && str->d_size && ((const char *)str->d_buf)[str->d_size - 1] == 0
 					     ? str->d_buf : NULL;
-		size_t count = d->d_size / sh.sh_entsize;
-		for (size_t i = 1; i < count; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF)
+		size_t count = symbol_count(&sh, d, symsz);
+		for (size_t i = 1; i < count && n < cap; i++) {
+			const char *at = (const char *)d->d_buf + i * symsz;
+			uint64_t value, size;
+			uint32_t name_off;
+			unsigned char info;
+			uint16_t shndx;
+			/* copied out: libelf may hand out an unaligned table where the host allows it */
+			if (is64) {
+				Elf64_Sym s;
+				memcpy(&s, at, sizeof(s));
+				value = s.st_value, size = s.st_size, name_off = s.st_name, info = s.st_info;
+				shndx = s.st_shndx;
+			} else {
+				Elf32_Sym s;
+				memcpy(&s, at, sizeof(s));
+				value = s.st_value, size = s.st_size, name_off = s.st_name, info = s.st_info;
+				shndx = s.st_shndx;
+			}
+			if (shndx == SHN_UNDEF)
 				continue;
-			int type = GELF_ST_TYPE(s.st_info);
+			int type = GELF_ST_TYPE(info);
 			if (type == STT_SECTION || type == STT_FILE)
 				continue;
-			const char *name = !strbuf ? elf_strptr(e->elf, sh.sh_link, s.st_name)
-				: s.st_name < str->d_size ? strbuf + s.st_name : NULL;
+			const char *name = !strbuf ? elf_strptr(e->elf, sh.sh_link, name_off)
+				: name_off < str->d_size ? strbuf + name_off : NULL;
 			if (!name || !*name)
 				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 256;
-				struct cq_symbol *p = realloc(syms, cap * sizeof(*p));
-				if (!p) {
-					free(syms);
-					return &cq_error_nomem;
-				}
-				syms = p;
-			}
-			syms[n++] = (struct cq_symbol){name, s.st_value, s.st_size, (uint8_t)type,
-						       (uint8_t)GELF_ST_BIND(s.st_info),
+			syms[n++] = (struct cq_symbol){name, value, size, (uint8_t)type, (uint8_t)GELF_ST_BIND(info),
 						       sh.sh_type == SHT_DYNSYM};
 		}
 	}
@@ -517,28 +542,10 @@ struct cq_error *cq_elf_load_symbols(struct cq_elf *e)
 		free(syms);
 		return err;
 	}
-	size_t nby = n + e->nopd_alias;
-	struct cq_symbol **by_addr = calloc(nby ? nby : 1, sizeof(*by_addr));
-	if (!by_addr) {
-		free(syms);
-		free(e->sym_opd);
-		free(e->opd_alias);
-		e->sym_opd = NULL;
-		e->opd_alias = NULL;
-		e->nopd_alias = 0;
-		return &cq_error_nomem;
-	}
-	size_t na = 0;
-	for (size_t i = 0; i < n; i++)
-		if (syms[i].type != STT_TLS && syms[i].value != 0)
-			by_addr[na++] = &syms[i];
-	for (size_t i = 0; i < e->nopd_alias; i++)
-		by_addr[na++] = &e->opd_alias[i];
-	/* by_addr is sorted on demand (cq_elf_symbol_at): a few lookups scan instead. */
+	/* the address index (by_addr) is made when lookups turn to sorting: most runs ask a
+	 * few addresses per file, answered by scanning the symbols (scan_symbol_at) */
 	e->syms = syms;
 	e->nsyms = n;
-	e->by_addr = by_addr;
-	e->nby_addr = na;
 	e->syms_loaded = true;
 	return NULL;
 }
@@ -648,18 +655,63 @@ const struct cq_symbol *cq_elf_find_symbol_plain(struct cq_elf *e, const char *n
 	return NULL;
 }
 
-/* Nearest symbol at or below @p vaddr by one pass over all of them. */
+/* Whether @p s is in the address index: defined, not TLS (an offset, not an address). */
+static bool addressed(const struct cq_symbol *s)
+{
+	return s->type != STT_TLS && s->value != 0;
+}
+
+/* The address index's members in its order: the symbols, then the ppc64 descriptor
+ * aliases; NULL past the end. */
+static struct cq_symbol *addressed_at(const struct cq_elf *e, size_t i)
+{
+	return i < e->nsyms ? &e->syms[i] : i - e->nsyms < e->nopd_alias ? &e->opd_alias[i - e->nsyms] : NULL;
+}
+
+/* The best of @p n symbols at or below @p vaddr into *@p best (scan_symbol_at). */
+static void scan_symbols(const struct cq_elf *e, const struct cq_symbol *syms, size_t n, uint64_t vaddr,
+			 const struct cq_symbol **best)
+{
+	const struct cq_symbol *b = *best;
+	uint64_t floor = b ? b->value : 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct cq_symbol *s = &syms[i];
+		if (s->value > vaddr || s->value < floor || !addressed(s))
+			continue;
+		if (!b || s->value > b->value || preferred_symbol(e, s, b)) {
+			b = s;
+			floor = s->value;
+		}
+	}
+	*best = b;
+}
+
+/* Nearest symbol at or below @p vaddr by one pass over all of them, in the index's order
+ * (the first of equally preferred ones wins, as in the sorted index). */
 static const struct cq_symbol *scan_symbol_at(const struct cq_elf *e, uint64_t vaddr)
 {
 	const struct cq_symbol *best = NULL;
-	for (size_t i = 0; i < e->nby_addr; i++) {
-		const struct cq_symbol *s = e->by_addr[i];
-		if (s->value > vaddr || (best && s->value < best->value))
-			continue;
-		if (!best || s->value > best->value || preferred_symbol(e, s, best))
-			best = s;
-	}
+	scan_symbols(e, e->syms, e->nsyms, vaddr, &best);
+	scan_symbols(e, e->opd_alias, e->nopd_alias, vaddr, &best);
 	return best;
+}
+
+/* The address index, sorted; false when there is no memory for it (lookups scan). */
+static bool build_addr_index(struct cq_elf *e)
+{
+	size_t n = e->nsyms + e->nopd_alias;
+	e->by_addr = malloc((n ? n : 1) * sizeof(*e->by_addr));
+	if (!e->by_addr)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct cq_symbol *s = addressed_at(e, i);
+		if (addressed(s))
+			e->by_addr[e->nby_addr++] = s;
+	}
+	if (e->nby_addr)
+		qsort(e->by_addr, e->nby_addr, sizeof(*e->by_addr), sym_addr_cmp);
+	e->by_addr_sorted = true;
+	return true;
 }
 
 /* Below this many lookups a linear scan is cheaper than sorting libc's symbols. */
@@ -691,15 +743,10 @@ const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr)
 static const struct cq_symbol *lookup_symbol_at(struct cq_elf *e, uint64_t vaddr)
 {
 	const struct cq_symbol *s;
-	if (e->addr_lookups < SCAN_LOOKUPS) {
+	if (e->addr_lookups < SCAN_LOOKUPS || (!e->by_addr_sorted && !build_addr_index(e))) {
 		e->addr_lookups++;
 		s = scan_symbol_at(e, vaddr);
 	} else {
-		if (!e->by_addr_sorted) {
-			if (e->nby_addr)
-				qsort(e->by_addr, e->nby_addr, sizeof(*e->by_addr), sym_addr_cmp);
-			e->by_addr_sorted = true;
-		}
 		size_t lo = 0, hi = e->nby_addr;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;

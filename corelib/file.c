@@ -35,7 +35,9 @@ static const char *file_kind(mode_t m)
 	       S_ISSOCK(m) ? "a socket" : S_ISDIR(m) ? "a directory" : "not a plain file";
 }
 
-struct cq_error *cq_open_regular(const char *path, const char *what, int *fd_ret)
+/* cq_open_regular(), and the opened file's status into *@p st_ret (its size and identity:
+ * the caller needs no fstat of its own). */
+static struct cq_error *open_regular(const char *path, const char *what, int *fd_ret, struct stat *st_ret)
 {
 	const char *sep = what && *what ? " " : "";
 	what = what ? what : "";
@@ -43,7 +45,7 @@ struct cq_error *cq_open_regular(const char *path, const char *what, int *fd_ret
 	int pfd = open(path, O_PATH | O_CLOEXEC);
 	if (pfd < 0)
 		return cq_error_errno(errno, "%s%s%s", what, sep, path);
-	struct stat st, st2;
+	struct stat st;
 	if (fstat(pfd, &st) < 0) {
 		int e = errno;
 		close(pfd);
@@ -56,22 +58,32 @@ struct cq_error *cq_open_regular(const char *path, const char *what, int *fd_ret
 	char proc[64];
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
 	int fd = open(proc, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
+	bool nonblock = false;
+	if (fd < 0 && errno == ENOENT) {
 		/* no /proc: O_NONBLOCK keeps a FIFO swapped in since the check from blocking */
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		nonblock = true;
+	}
 	int e = errno;
 	close(pfd);
 	if (fd < 0)
 		return cq_error_errno(e, "%s%s%s", what, sep, path);
-	if (fstat(fd, &st2) < 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino || !S_ISREG(st2.st_mode)) {
+	if (fstat(fd, st_ret) < 0 || st_ret->st_dev != st.st_dev || st_ret->st_ino != st.st_ino ||
+	    !S_ISREG(st_ret->st_mode)) {
 		close(fd);
 		return cq_error_create(CQ_ERR_IO, "%s%s%s changed while it was opened: not read", what, sep, path);
 	}
-	int fl = fcntl(fd, F_GETFL);
+	int fl = nonblock ? fcntl(fd, F_GETFL) : -1;
 	if (fl >= 0 && (fl & O_NONBLOCK))
 		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	*fd_ret = fd;
 	return NULL;
+}
+
+struct cq_error *cq_open_regular(const char *path, const char *what, int *fd_ret)
+{
+	struct stat st;
+	return open_regular(path, what, fd_ret, &st);
 }
 
 /* An apport report's core into a temporary file, in place of the report; a text file
@@ -111,15 +123,10 @@ struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq
 	if (!max_inflated)
 		max_inflated = CQ_FILE_DEFAULT_MAX_INFLATED;
 	int fd;
-	struct cq_error *oerr = cq_open_regular(path, NULL, &fd);
+	struct stat st;
+	struct cq_error *oerr = open_regular(path, NULL, &fd, &st);
 	if (oerr)
 		return oerr;
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return cq_error_errno(e, "%s", path);
-	}
 	struct cq_file *f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path))) {
 		free(f);
@@ -196,7 +203,17 @@ static struct cq_error *read_cached(struct cq_file *f, void *buf, size_t len, ui
 		}
 	uint64_t start = page * CQ_FILE_PAGE;
 	size_t n = f->size - start < CQ_FILE_PAGE ? (size_t)(f->size - start) : CQ_FILE_PAGE;
-	unsigned slot = f->cache_next++ % CQ_FILE_CACHE_PAGES;
+	bool again = false;
+	for (unsigned i = 0; i < CQ_FILE_CACHE_PAGES && !again; i++)
+		again = f->cache_gone[i] == page + 1;
+	unsigned slot;
+	if (again) {
+		slot = CQ_FILE_CACHE_NEW + f->kept_next++ % (CQ_FILE_CACHE_PAGES - CQ_FILE_CACHE_NEW);
+	} else {
+		slot = f->cache_next++ % CQ_FILE_CACHE_NEW;
+		if (f->cache_tag[slot]) /* it leaves the first slots: remembered, without its bytes */
+			f->cache_gone[f->gone_next++ % CQ_FILE_CACHE_PAGES] = f->cache_tag[slot];
+	}
 	f->cache_tag[slot] = 0;
 	struct cq_error *err = read_exact(f, f->cache + (size_t)slot * CQ_FILE_PAGE, n, start, what);
 	if (err)

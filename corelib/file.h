@@ -26,6 +26,8 @@
 /** Pages of a file kept in memory: plugins read the same few bytes many times. */
 #define CQ_FILE_CACHE_PAGES 64
 #define CQ_FILE_PAGE 4096
+/** Of those, the slots a page read for the first time goes to (cq_file.cache_tag). */
+#define CQ_FILE_CACHE_NEW 8
 
 struct cq_file {
 	char *path;        /**< path as given by the user */
@@ -36,10 +38,19 @@ struct cq_file {
 	 * NULL. */
 	struct cq_apport *apport;
 	uint64_t dev, ino; /**< the file on disk (st_dev, st_ino): one file under many names */
-	/** Small-read cache (allocated on first use): page number + 1 per slot, 0 = empty. */
+	/** Small-read cache (allocated on first use): page number + 1 per slot, 0 = empty.
+	 * A page read for the first time takes one of the first CQ_FILE_CACHE_NEW slots (in
+	 * turn); one read again after it left them (its number is in cache_gone) takes one of
+	 * the others. A walk over many pages, each read a few times (one stack page per
+	 * thread), so reuses a few slots' memory instead of touching the whole cache (a page
+	 * fault per fresh page), and pages read over and over still stay. */
 	uint64_t cache_tag[CQ_FILE_CACHE_PAGES];
 	uint8_t *cache;
-	unsigned cache_next;
+	unsigned cache_next;  /**< the next of the first slots to take */
+	unsigned kept_next;   /**< the next of the other slots to take */
+	/** Pages (number + 1) that left the first slots lately, 0 = none. */
+	uint64_t cache_gone[CQ_FILE_CACHE_PAGES];
+	unsigned gone_next;
 };
 
 /**

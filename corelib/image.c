@@ -4,6 +4,7 @@
 #include "image.h"
 
 #include <elf.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -840,6 +841,46 @@ static void add_file_note_images(struct cq_core *core)
 	}
 }
 
+/* ELF header flags of an image's file, or of the file a bundle's unwind ELF copies them
+ * from (bundle.h); false when the image has neither. */
+static bool image_e_flags(const struct cq_core *core, const struct cq_image *img, uint32_t *ret)
+{
+	if (img->status == CQ_IMAGE_FOUND || img->status == CQ_IMAGE_UNVERIFIED) {
+		*ret = img->elf->e_flags;
+		return true;
+	}
+	size_t at = core->target->elf_class == ELFCLASS64 ? offsetof(Elf64_Ehdr, e_flags) :
+							     offsetof(Elf32_Ehdr, e_flags);
+	if (img->status != CQ_IMAGE_BUNDLED || !img->unwind_elf || img->unwind_elf_size < at + 4)
+		return false;
+	*ret = (uint32_t)cq_load_uint(core->target, img->unwind_elf + at, 4);
+	return true;
+}
+
+/* The core names its machine, not its ABI variant (armel or armhf: target.h): the
+ * executable's file does, else the first library's. Variants share every layout, so what
+ * was read with the default table stays right. */
+static void choose_target_variant(struct cq_core *core)
+{
+	uint32_t flags;
+	for (size_t i = 0; i < core->nimages; i++)
+		if (core->images[i].status != CQ_IMAGE_VIRTUAL && image_e_flags(core, &core->images[i], &flags)) {
+			core->target = cq_target_variant(core->target, flags);
+			return;
+		}
+	const struct cq_target *t = core->target;
+	for (size_t i = 0; i < cq_ntargets; i++) {
+		const struct cq_target *v = cq_targets[i];
+		if (v->e_flags_mask && v->e_machine == t->e_machine && v->elf_class == t->elf_class &&
+		    v->little_endian == t->little_endian) {
+			cq_core_problem(core, "arch",
+					"%s assumed (%s is laid out alike): the core does not say which, and no file of its executable or libraries was found",
+					t->name, v->name);
+			return;
+		}
+	}
+}
+
 struct cq_error *cq_core_load_images(struct cq_core *core)
 {
 	if (core->images_done)
@@ -923,6 +964,7 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 		if (img->problem)
 			cq_core_problem(core, img->name, "%s", img->problem);
 	}
+	choose_target_variant(core);
 	core->images_source = strdup(source);
 	return NULL;
 }

@@ -44,10 +44,21 @@ static bool is_lower_hex(unsigned char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
 
+bool cq_text_plain(const char *s, bool text)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p >= 0x80 || (text && (*p < 0x20 || *p == 0x7f || *p == '\\')))
+			return false;
+	return true;
+}
+
 static char *escape(const char *s, bool text)
 {
 	if (!s)
 		return NULL;
+	/* names and paths are nearly always plain: a copy, without the worst-case buffer */
+	if (cq_text_plain(s, text))
+		return strdup(s);
 	const unsigned char *p = (const unsigned char *)s;
 	size_t len = strlen(s);
 	char *out = malloc(len * 6 + 1), *o = out; /* "\u0080" is the longest: 6 per 2 bytes */
@@ -106,6 +117,8 @@ json_t *cq_json_str(const char *s)
 {
 	if (!s)
 		return NULL;
+	if (cq_text_plain(s, false))
+		return json_string_nocheck(s); /* ASCII: valid UTF-8, nothing to escape */
 	char *e = cq_utf8_escape(s);
 	json_t *j = e ? json_string(e) : NULL;
 	free(e);

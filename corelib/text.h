@@ -19,6 +19,7 @@
 #define COREQ_TEXT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /** @p s for JSON: valid UTF-8 kept, invalid bytes as "\xNN"; caller frees; NULL for NULL. */
@@ -26,6 +27,11 @@ char *cq_utf8_escape(const char *s);
 
 /** @p s for a text report or a terminal (see above); caller frees; NULL for NULL. */
 char *cq_text_escape(const char *s);
+
+/** Whether @p s needs no escaping: ASCII, and for a text report (@p text) also free of
+ * control characters and backslashes. cq_utf8_escape() (cq_text_escape()) returns such a
+ * string unchanged. */
+bool cq_text_plain(const char *s, bool text);
 
 /** A JSON string of @p s through cq_utf8_escape() (never NULL for a string, as
  * json_string() is for invalid UTF-8); NULL for NULL, as json_string(). */

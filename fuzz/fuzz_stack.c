@@ -74,6 +74,8 @@ static struct sbase bases[] = {
 	{.name = "x86_64-static", .sysroot = NULL},
 	{.name = "aarch64-static-qemu", .sysroot = NULL},
 	/* appended: a regression input's base byte below 12 keeps naming the same base */
+	{.name = "armel-qemu", .sysroot = "armel"},
+	{.name = "m68k-qemu", .sysroot = "m68k"},
 	{.name = "mipsel-qemu", .sysroot = "mipsel"},
 	{.name = "mips64el-qemu", .sysroot = "mips64el"},
 };

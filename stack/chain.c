@@ -129,6 +129,8 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 	case EM_PPC:
 	case EM_PPC64:
 		return backchain_step(ctx, regs, out, stop);
+	case EM_68K:
+		return cq_stack_m68k_prologue_step(ctx, regs, pc, initial, out, stop);
 	case EM_RISCV:
 		/* the prologue where the function is known; else a leaf's initial frame (its s0
 		 * is still its caller's: following it would silently skip the caller); else s0 */

@@ -6,6 +6,7 @@
  * (addi/c.addi16sp/c.addi on sp) and the stores of callee-saved registers relative to sp
  * (sd/c.sdsp) give the CFA and where the return address and s0-s11 were saved. Encodings:
  * the RISC-V unprivileged ISA, RV64I and the C extension. */
+#include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,20 +36,21 @@ static bool tracked(unsigned r)
 
 /* The code of the function holding @p pc, from its start (its symbol) up to @p pc, at most
  * MAX_SCAN bytes, into @p code (zero-padded) and *@p n. False without a stop reason when
- * the function's start is unknown (or, with @p thumb, it is not Thumb code: symbols of
- * Thumb functions are odd); with one when its code is not in the core. */
-static bool function_code(const struct cq_stack_ctx *ctx, uint64_t pc, bool thumb, uint8_t *code, size_t *n,
-			  struct cq_stack_stop *stop)
+ * the function's start is unknown (or it is not in the state @p thumb asks for: symbols of
+ * Thumb functions are odd, all others even); with one when its code is not in the core. */
+static bool function_code_at(const struct cq_stack_ctx *ctx, uint64_t pc, bool thumb, uint8_t *code, size_t *n,
+			     struct cq_stack_stop *stop, uint64_t *start_ret)
 {
 	struct cq_symref ref;
 	struct cq_error *err = cq_core_symbolize(ctx->core, pc, &ref);
-	if (err || !ref.sym || !ref.image || !ref.image->bias_known || (thumb && !(ref.sym->value & 1))) {
+	if (err || !ref.sym || !ref.image || !ref.image->bias_known || thumb != (bool)(ref.sym->value & 1)) {
 		cq_error_destroy(err);
 		return false;
 	}
 	uint64_t start = (ref.image->bias + ref.sym->value) & ~(uint64_t)thumb;
 	if (pc < start || pc - start > (1u << 20))
 		return false;
+	*start_ret = start;
 	*n = (size_t)(pc - start > MAX_SCAN ? MAX_SCAN : pc - start);
 	memset(code, 0, MAX_SCAN + 4);
 	if (*n && (err = cq_core_read(ctx->core, start, code, *n))) {
@@ -59,6 +61,13 @@ static bool function_code(const struct cq_stack_ctx *ctx, uint64_t pc, bool thum
 		return false;
 	}
 	return true;
+}
+
+static bool function_code(const struct cq_stack_ctx *ctx, uint64_t pc, bool thumb, uint8_t *code, size_t *n,
+			  struct cq_stack_stop *stop)
+{
+	uint64_t start;
+	return function_code_at(ctx, pc, thumb, code, n, stop, &start);
 }
 
 bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
@@ -196,23 +205,16 @@ static void pushed(uint32_t mask, int64_t *cur, int64_t *slot, bool *saved)
 		}
 }
 
-bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
-				bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
+/* Thumb-2: what the prologue before @p n bytes of @p code pushed and reserved. */
+static void thumb_scan(const uint8_t *code, size_t n, int64_t *cur, int64_t *slot, bool *saved)
 {
-	uint8_t code[MAX_SCAN + 4];
-	uint64_t sp;
-	size_t n;
-	if (!cq_stack_reg(regs, 13, &sp) || !function_code(ctx, pc, true, code, &n, stop))
-		return false;
-	int64_t cur = 0, slot[16];
-	bool saved[16] = {false};
 	for (size_t i = 0; i + 2 <= n;) {
 		uint32_t h = (uint32_t)code[i] | (uint32_t)code[i + 1] << 8;
 		if ((h >> 11) < 0x1d) { /* 16-bit */
 			if ((h & 0xfe00) == 0xb400)
-				pushed((h & 0xff) | ((h & 0x100) ? 1u << 14 : 0), &cur, slot, saved);
+				pushed((h & 0xff) | ((h & 0x100) ? 1u << 14 : 0), cur, slot, saved);
 			else if ((h & 0xff80) == 0xb080)
-				cur -= (int64_t)((h & 0x7f) << 2);
+				*cur -= (int64_t)((h & 0x7f) << 2);
 			else if ((h & 0xff80) == 0xb000 || (h & 0xf800) == 0xe000 || (h & 0xff00) == 0x4700 ||
 				 (h & 0xfe00) == 0xbc00)
 				break; /* add sp (epilogue), b, bx/blx, pop */
@@ -224,19 +226,69 @@ bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_
 		uint32_t h2 = (uint32_t)code[i + 2] | (uint32_t)code[i + 3] << 8;
 		uint32_t imm12 = ((h >> 10) & 1) << 11 | ((h2 >> 12) & 7) << 8 | (h2 & 0xff);
 		if (h == 0xe92d && !(h2 & 0xa000))
-			pushed(h2, &cur, slot, saved); /* push.w / stmdb sp! */
+			pushed(h2, cur, slot, saved); /* push.w / stmdb sp! */
 		else if (h == 0xf84d && (h2 & 0x0fff) == 0x0d04)
-			pushed(1u << (h2 >> 12), &cur, slot, saved); /* str.w rt, [sp, #-4]! */
+			pushed(1u << (h2 >> 12), cur, slot, saved); /* str.w rt, [sp, #-4]! */
 		else if ((h & 0xfbef) == 0xf1ad && (h2 & 0x8f00) == 0x0d00)
-			cur -= (int64_t)thumb_expand_imm(imm12); /* sub.w sp, sp, #const */
+			*cur -= (int64_t)thumb_expand_imm(imm12); /* sub.w sp, sp, #const */
 		else if ((h & 0xfbff) == 0xf2ad && (h2 & 0x8f00) == 0x0d00)
-			cur -= (int64_t)imm12; /* subw sp, sp, #imm12 */
+			*cur -= (int64_t)imm12; /* subw sp, sp, #imm12 */
 		else if ((h & 0xffbf) == 0xed2d && (h2 & 0x0e00) == 0x0a00)
-			cur -= (int64_t)(h2 & 0xff) * 4; /* vpush */
+			*cur -= (int64_t)(h2 & 0xff) * 4; /* vpush */
 		else if ((h & 0xf800) == 0xf000 && (h2 & 0x8000) && (h2 & 0x5000))
 			break; /* b.w, bl, blx (conditional b.w is stepped over) */
 		i += 4;
 	}
+}
+
+/* ---- armel (ARM state) ----
+ * Debian's armel libc is ARM code (armv5te), and abort has no .ARM.exidx entry there too.
+ * GCC's ARM prologues: push / stmdb sp! {..., lr}, str rt, [sp, #-4]!, sub sp, sp, #const
+ * and vpush (vstmdb sp!), all unconditional (cond 0xe). A call (bl, or "mov lr, pc" and a
+ * write to pc, the kernel user helpers' calling form) returns, so the scan goes on past it
+ * (abort calls __aeabi_read_tp between its push and its sub sp); it ends at what leaves the
+ * function or undoes the frame: b, bx, a pop from sp, add sp. Encodings: the ARMv7-A
+ * Architecture Reference Manual, ARM instruction set. */
+static void arm_scan(const uint8_t *code, size_t n, int64_t *cur, int64_t *slot, bool *saved)
+{
+	for (size_t i = 0; i + 4 <= n; i += 4) {
+		uint32_t in = (uint32_t)code[i] | (uint32_t)code[i + 1] << 8 | (uint32_t)code[i + 2] << 16 |
+			      (uint32_t)code[i + 3] << 24;
+		if ((in & 0xffff0000) == 0xe92d0000) {
+			pushed(in & 0xffff, cur, slot, saved); /* push / stmdb sp! */
+		} else if ((in & 0xffff0fff) == 0xe52d0004) {
+			pushed(1u << ((in >> 12) & 0xf), cur, slot, saved); /* str rt, [sp, #-4]! */
+		} else if ((in & 0xfffff000) == 0xe24dd000) { /* sub sp, sp, #const */
+			uint32_t v = in & 0xff, rot = ((in >> 8) & 0xf) * 2;
+			*cur -= (int64_t)(v >> rot | v << ((32 - rot) & 31));
+		} else if ((in & 0xffbf0e00) == 0xed2d0a00) {
+			*cur -= (int64_t)(in & 0xff) * 4; /* vpush / vstmdb sp! */
+		} else if ((in & 0x0f000000) == 0x0a000000 && (in >> 28) == 0xe) {
+			break; /* b */
+		} else if ((in & 0x0ffffff0) == 0x012fff10 || (in & 0x0fff0000) == 0x08bd0000 ||
+			   (in & 0x0fff0fff) == 0x049d0004 || (in & 0x0ffff000) == 0x028dd000) {
+			break; /* bx, pop / ldm sp!, ldr rt, [sp], #4, add sp, sp, #const */
+		}
+	}
+}
+
+bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+				bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
+{
+	uint8_t code[MAX_SCAN + 4];
+	uint64_t sp;
+	size_t n;
+	if (!cq_stack_reg(regs, 13, &sp))
+		return false;
+	int64_t cur = 0, slot[16];
+	bool saved[16] = {false};
+	/* the symbol's low bit says the state: 1 Thumb (armhf's libc), 0 ARM (armel's) */
+	if (function_code(ctx, pc, true, code, &n, stop))
+		thumb_scan(code, n, &cur, slot, saved);
+	else if (!stop->no_code && function_code(ctx, pc, false, code, &n, stop))
+		arm_scan(code, n & ~(size_t)3, &cur, slot, saved);
+	else
+		return false;
 	if (cur > 0 || (!cur && !initial)) {
 		snprintf(stop->why, sizeof(stop->why), "no .ARM.exidx entry, and the prologue made no frame");
 		return false;
@@ -413,6 +465,184 @@ bool cq_stack_mips_prologue_step(const struct cq_stack_ctx *ctx, const struct cq
 		return false;
 	}
 	cq_stack_set(&out->regs, MIPS_SP, cfa);
+	out->ra_pc = ra;
+	out->cfa = cfa;
+	out->how = CQ_FOUND_PROLOGUE;
+	return true;
+}
+
+/* ---- m68k ----
+ * Debian's m68k libc has CFI for most functions, not for abort (nor for static functions
+ * such as start_thread, whose start no dynamic symbol gives). GCC's m68k prologues, as gdb's
+ * m68k prologue analyzer reads them: link %fp, lea -N(%sp),%sp, subq/suba on %sp,
+ * movem.l regs,-(%sp), move.l rN,-(%sp) and fmovem.x regs,-(%sp) at the function's start;
+ * the first other instruction ends the prologue. Encodings: the M68000 Family Programmer's
+ * Reference Manual. The return address is on the stack (there is no link register): above
+ * %fp where the prologue linked it, else above the prologue's frame, unless the body has
+ * pushed a call's arguments since (the caller pops them). So without %fp the return
+ * address is the first word above the frame, at most M68K_MAX_ARGS bytes up, that a call
+ * instruction (bsr, jsr) in a module's code precedes. */
+#define M68K_MAX_ARGS 64
+#define M68K_MAX_FRAME (UINT64_C(8) << 20) /* glibc's default thread stack */
+#define M68K_FP 14
+#define M68K_SP 15
+#define M68K_PC 24
+
+static uint32_t be16(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 8 | p[1];
+}
+
+/* The instruction that ends just before @p ra is a call that may have entered the function
+ * at @p callee: an indirect one, or a direct one whose target is @p callee or, from another
+ * module, a stub in the caller's (PLT). A function pointer among a call's arguments
+ * is rarely that. */
+static bool m68k_after_call(const struct cq_stack_ctx *ctx, uint64_t ra, uint64_t callee)
+{
+	uint8_t b[6];
+	Dwfl_Module *from = ra >= 6 && !(ra & 1) ? dwfl_addrmodule(ctx->dwfl, ra - 1) : NULL;
+	if (!from)
+		return false;
+	struct cq_error *err = cq_core_read(ctx->core, ra - 6, b, sizeof(b));
+	if (err) {
+		cq_error_destroy(err);
+		return false;
+	}
+	uint32_t w2 = be16(b + 4), w4 = be16(b + 2), w6 = be16(b);
+	uint64_t target;
+	if ((w2 & 0xfff8) == 0x4e90 || (w4 & 0xfff8) == 0x4ea8)
+		return true; /* jsr (an), jsr d16(an) */
+	if ((w2 & 0xff00) == 0x6100 && (w2 & 0xff) && (w2 & 0xff) != 0xff) /* bsr.b */
+		target = ra + (uint64_t)(int64_t)(int8_t)(w2 & 0xff);
+	else if (w4 == 0x6100 || w4 == 0x4eba) /* bsr.w, jsr d16(pc): relative to the extension word */
+		target = ra - 2 + (uint64_t)(int64_t)(int16_t)w2;
+	else if (w4 == 0x4eb8) /* jsr abs.w */
+		target = (uint64_t)(int64_t)(int16_t)w2;
+	else if (w6 == 0x61ff) /* bsr.l */
+		target = ra - 4 + (uint64_t)(int64_t)(int32_t)(w4 << 16 | w2);
+	else if (w6 == 0x4eb9) /* jsr abs.l */
+		target = w4 << 16 | w2;
+	else
+		return false;
+	target &= 0xffffffffu;
+	return target == callee ||
+	       (dwfl_addrmodule(ctx->dwfl, callee) != from && dwfl_addrmodule(ctx->dwfl, target) == from);
+}
+
+/* A register pushed at *@p cur (relative to the sp at entry), the first push of it only. */
+static void m68k_push(unsigned r, int64_t *cur, int64_t *slot, bool *saved)
+{
+	*cur -= 4;
+	if (!saved[r]) {
+		slot[r] = *cur;
+		saved[r] = true;
+	}
+}
+
+bool cq_stack_m68k_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+				 bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
+{
+	uint8_t code[MAX_SCAN + 4];
+	uint64_t sp, fp, start, at_entry;
+	size_t n;
+	if (!cq_stack_reg(regs, M68K_SP, &sp))
+		return false;
+	if (!function_code_at(ctx, pc, false, code, &n, stop, &start)) {
+		if (!stop->why[0])
+			snprintf(stop->why, sizeof(stop->why), "no CFI, and the function's start is unknown (no symbol)");
+		return false;
+	}
+	/* _start has no caller: what lies above its frame is the process's arguments */
+	if (cq_core_auxv(ctx->core, AT_ENTRY, &at_entry) && at_entry == start) {
+		stop->end = true;
+		snprintf(stop->why, sizeof(stop->why), "the program's entry point: the outermost frame");
+		return false;
+	}
+	int64_t cur = 0, slot[16], fp_at = 0; /* relative to the sp at entry (it points at the return address) */
+	bool saved[16] = {false}, linked = false;
+	for (size_t i = 0; i + 2 <= n;) {
+		uint32_t op = be16(code + i), ext = i + 4 <= n ? be16(code + i + 2) : 0;
+		uint32_t ext32 = i + 6 <= n ? ext << 16 | be16(code + i + 4) : 0;
+		if (op == 0x4e56 && i + 4 <= n) { /* link.w %fp, #d16 */
+			m68k_push(M68K_FP, &cur, slot, saved);
+			fp_at = cur;
+			linked = true;
+			cur += (int16_t)ext;
+			i += 4;
+		} else if (op == 0x480e && i + 6 <= n) { /* link.l %fp, #d32 */
+			m68k_push(M68K_FP, &cur, slot, saved);
+			fp_at = cur;
+			linked = true;
+			cur += (int32_t)ext32;
+			i += 6;
+		} else if (op == 0x4fef && i + 4 <= n) { /* lea d16(%sp), %sp */
+			cur += (int16_t)ext;
+			i += 4;
+		} else if ((op & 0xf1ff) == 0x518f) { /* subq.l #q, %sp */
+			cur -= (op >> 9) & 7 ? (op >> 9) & 7 : 8;
+			i += 2;
+		} else if (op == 0x9efc && i + 4 <= n) { /* suba.w #imm, %sp */
+			cur -= (int16_t)ext;
+			i += 4;
+		} else if (op == 0x9ffc && i + 6 <= n) { /* suba.l #imm, %sp */
+			cur -= (int32_t)ext32;
+			i += 6;
+		} else if (op == 0x48e7 && i + 4 <= n) { /* movem.l regs, -(%sp): mask bit 15 is d0, 0 is a7 */
+			int64_t at = cur - 4 * (int64_t)__builtin_popcount(ext);
+			cur = at;
+			for (unsigned r = 0; r < 16; r++)
+				if (ext & (0x8000u >> r)) {
+					if (!saved[r]) {
+						slot[r] = at;
+						saved[r] = true;
+					}
+					at += 4;
+				}
+			i += 4;
+		} else if ((op & 0xfff0) == 0x2f00) { /* move.l %dN / %aN, -(%sp) */
+			m68k_push(op & 0xf, &cur, slot, saved);
+			i += 2;
+		} else if (op == 0xf227 && i + 4 <= n && (ext & 0xff00) == 0xe000) { /* fmovem.x list, -(%sp) */
+			cur -= 12 * (int64_t)__builtin_popcount(ext & 0xff);
+			i += 4;
+		} else {
+			break;
+		}
+		if (cur > 0 || cur < -(int64_t)M68K_MAX_FRAME)
+			break;
+	}
+	if (cur > 0 || cur < -(int64_t)M68K_MAX_FRAME) {
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and the prologue's frame is implausible");
+		return false;
+	}
+	uint64_t entry = 0, ra = 0;
+	bool found = false;
+	if (linked && cq_stack_reg(regs, M68K_FP, &fp) && fp >= sp && fp - sp <= M68K_MAX_FRAME) {
+		entry = (fp - (uint64_t)fp_at) & 0xffffffffu;
+		found = ctx->read(ctx->read_ctx, entry, &ra) && m68k_after_call(ctx, ra, start);
+	}
+	for (uint64_t k = 0; !found && k <= M68K_MAX_ARGS; k += 2) {
+		entry = (sp - (uint64_t)cur + k) & 0xffffffffu;
+		found = ctx->read(ctx->read_ctx, entry, &ra) && m68k_after_call(ctx, ra, start);
+	}
+	if (!found) {
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and no return address after a call above the prologue's frame");
+		return false;
+	}
+	(void)initial;
+	out->regs = *regs;
+	for (unsigned r = 0; r < 15; r++) {
+		uint64_t v;
+		if (!saved[r])
+			continue;
+		if (ctx->read(ctx->read_ctx, (entry + (uint64_t)slot[r]) & 0xffffffffu, &v))
+			cq_stack_set(&out->regs, (int)r, v);
+		else
+			out->regs.ok[r] = false;
+	}
+	uint64_t cfa = (entry + 4) & 0xffffffffu; /* the caller pops the return address */
+	cq_stack_set(&out->regs, M68K_SP, cfa);
+	cq_stack_set(&out->regs, M68K_PC, ra);
 	out->ra_pc = ra;
 	out->cfa = cfa;
 	out->how = CQ_FOUND_PROLOGUE;

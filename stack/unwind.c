@@ -553,10 +553,11 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 		int rc = dwfl_getthread_frames(u->dwfl, th->tid, on_frame, &w);
 		struct cq_stack_step st;
 		struct cq_stack_stop why;
-		char name[160];
-		last_frame_name(&w, name, sizeof(name));
 		if (w.stop[0])
 			break;
+		/* for the stop reasons below only: most walks end in the callback */
+		char name[160];
+		last_frame_name(&w, name, sizeof(name));
 		/* libdwfl ends a walk cleanly when it cannot read the return address (its
 		 * register rule fails, so the caller's pc is "undefined", as in an outermost
 		 * frame): a read that failed while unwinding the last frame says it was memory

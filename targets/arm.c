@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* aarch64 and armhf (EABI, hard float). Their thread pointer (TPIDR_EL0 / TPIDRURO) is not
+/* aarch64, armhf (EABI, hard float) and armel (EABI, soft float: armhf's variant). Their thread pointer (TPIDR_EL0 / TPIDRURO) is not
  * in prstatus: kernel cores carry it in NT_ARM_TLS, qemu-user cores do not at all. */
 #include "ctypes.h"
 
@@ -113,4 +113,36 @@ const struct cq_target cq_target_armhf = {
 	.tp_source = CQ_TP_NOTE_ARM_TLS,
 	.pthread_from_tp = CQ_PTHREAD_TP_MINUS_CONST,
 	.tls_variant = CQ_TLS_VARIANT_I,
+};
+
+/* Debian's armel: the same registers, prstatus, C types (soft float changes how floats are
+ * passed, not their layout) and TLS as armhf. Only the executable tells them apart: GCC marks
+ * EABI objects EF_ARM_ABI_FLOAT_SOFT (0x200) or EF_ARM_ABI_FLOAT_HARD (0x400); qemu and the
+ * kernel write e_flags 0 into the core. */
+const struct cq_target cq_target_armel = {
+	.name = "armel",
+	.e_machine = EM_ARM,
+	.elf_class = ELFCLASS32,
+	.little_endian = true,
+	.bfd_arch = "arm",
+	.gdb_arch = "arm",
+	.multiarch = "arm-linux-gnueabi",
+	.gnu_triplet = "arm-linux-gnueabi",
+	.ctypes = CQ_CTYPES_ILP32_A8(8),
+	.prpsinfo_uid_size = 2,
+	.reg_block_size = 18 * 4,
+	.regs = arm_regs,
+	.nregs = sizeof(arm_regs) / sizeof(arm_regs[0]),
+	.pc_reg = 15,
+	.sp_reg = 13,
+	.dwarf_ra = 14,
+	.dwarf_sp = 13,
+	.dwarf_fp = 11,
+	.tp_reg = -1,
+	.gs_reg = -1,
+	.tp_source = CQ_TP_NOTE_ARM_TLS,
+	.pthread_from_tp = CQ_PTHREAD_TP_MINUS_CONST,
+	.tls_variant = CQ_TLS_VARIANT_I,
+	.e_flags_mask = EF_ARM_ABI_FLOAT_SOFT,
+	.e_flags_value = EF_ARM_ABI_FLOAT_SOFT,
 };

@@ -52,8 +52,8 @@ enum cq_tp_source {
 	CQ_TP_REGISTER,    /**< a register of pr_reg (tp_reg) */
 	CQ_TP_NOTE_386_TLS,/**< NT_386_TLS entry selected by gs >> 3 */
 	CQ_TP_NOTE_ARM_TLS,/**< NT_ARM_TLS note (kernel cores only) */
-	/** In no register or note (MIPS: UserLocal is not dumped): struct pthread comes from
-	 * glibc's thread lists, matched by tid. */
+	/** In no register or note: MIPS (UserLocal is not dumped), m68k (the kernel keeps it,
+	 * set_thread_area). struct pthread comes from glibc's thread lists, matched by tid. */
 	CQ_TP_NONE,
 };
 
@@ -113,6 +113,15 @@ struct cq_target {
 	const char *const *signals;
 	/** siginfo_t has si_code before si_errno (MIPS), not si_errno before si_code. */
 	bool siginfo_code_first;
+	/**
+	 * ABI variants that share machine, class and byte order (armhf and armel): the core
+	 * cannot tell them apart (its e_flags are 0), its executable can. A table with a
+	 * nonzero mask is such a variant of the first table of its machine (the default,
+	 * mask 0) and is chosen when an image's `e_flags & e_flags_mask == e_flags_value`.
+	 * A variant shares every layout of its default (registers, prstatus, C types, TLS);
+	 * only its names differ.
+	 */
+	uint32_t e_flags_mask, e_flags_value;
 };
 
 /** Linux's generic signal names by number (index 0 is NULL) and MIPS's. */
@@ -131,6 +140,12 @@ extern const size_t cq_ntargets;
 
 /** Find the target for an ELF header's machine, class and data; NULL if unknown. */
 const struct cq_target *cq_target_find(uint16_t e_machine, uint8_t elf_class, bool little_endian);
+
+/**
+ * The variant of @p t (e_flags_mask) that an image with ELF header flags @p e_flags was
+ * built for; @p t itself when none matches.
+ */
+const struct cq_target *cq_target_variant(const struct cq_target *t, uint32_t e_flags);
 
 /** Find a target by its name ("ppc64le"); NULL if unknown. */
 const struct cq_target *cq_target_by_name(const char *name);

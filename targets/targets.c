@@ -5,12 +5,13 @@
 
 extern const struct cq_target cq_target_x86_64, cq_target_i386, cq_target_aarch64,
 	cq_target_armhf, cq_target_s390x, cq_target_ppc64, cq_target_ppc32, cq_target_riscv64,
-	cq_target_ppc64le, cq_target_mipsel, cq_target_mips64el;
+	cq_target_ppc64le, cq_target_armel, cq_target_m68k, cq_target_mipsel, cq_target_mips64el;
 
 const struct cq_target *const cq_targets[] = {
 	&cq_target_x86_64, &cq_target_i386,  &cq_target_aarch64,
 	&cq_target_armhf,  &cq_target_s390x, &cq_target_ppc64,
 	&cq_target_ppc32,  &cq_target_riscv64, &cq_target_ppc64le,
+	&cq_target_armel,  &cq_target_m68k,
 	&cq_target_mipsel, &cq_target_mips64el,
 };
 const size_t cq_ntargets = sizeof(cq_targets) / sizeof(cq_targets[0]);
@@ -20,10 +21,21 @@ const struct cq_target *cq_target_find(uint16_t e_machine, uint8_t elf_class, bo
 	for (size_t i = 0; i < cq_ntargets; i++) {
 		const struct cq_target *t = cq_targets[i];
 		if (t->e_machine == e_machine && t->elf_class == elf_class &&
-		    t->little_endian == little_endian)
+		    t->little_endian == little_endian && !t->e_flags_mask)
 			return t;
 	}
 	return NULL;
+}
+
+const struct cq_target *cq_target_variant(const struct cq_target *t, uint32_t e_flags)
+{
+	for (size_t i = 0; i < cq_ntargets; i++) {
+		const struct cq_target *v = cq_targets[i];
+		if (v->e_flags_mask && v->e_machine == t->e_machine && v->elf_class == t->elf_class &&
+		    v->little_endian == t->little_endian && (e_flags & v->e_flags_mask) == v->e_flags_value)
+			return v;
+	}
+	return t;
 }
 
 const struct cq_target *cq_target_by_name(const char *name)

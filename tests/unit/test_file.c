@@ -77,6 +77,34 @@ int main(void)
 	}
 	free(t);
 
+	/* The small-read cache: a walk over many pages read a few times each (a stack page per
+	 * thread) stays in the first slots; a page read again after leaving them is kept. */
+	err = cq_file_open(p, 0, &f);
+	CHECK(err == NULL);
+	if (f) {
+		uint8_t buf[16];
+		bool ok = true;
+		for (uint64_t pg = 0; pg < 100; pg++)
+			for (int k = 0; k < 3; k++)
+				ok &= cq_file_read(f, buf, 8, pg * CQ_FILE_PAGE + 64 * (uint64_t)k, "x") == NULL &&
+				      memcmp(buf, block + pg * CQ_FILE_PAGE + 64 * k, 8) == 0;
+		CHECK(ok);
+		unsigned used = 0;
+		for (unsigned i = 0; i < CQ_FILE_CACHE_PAGES; i++)
+			used += f->cache_tag[i] != 0;
+		CHECK_U64(used, CQ_FILE_CACHE_NEW);
+		CHECK_U64(f->cache_tag[99 % CQ_FILE_CACHE_NEW], 99 + 1); /* the last page, in turn */
+		/* page 50 left the first slots: read again, it takes one of the others and stays
+		 * while new pages pass */
+		CHECK(cq_file_read(f, buf, 8, 50 * CQ_FILE_PAGE + 8, "x") == NULL &&
+		      memcmp(buf, block + 50 * CQ_FILE_PAGE + 8, 8) == 0);
+		CHECK_U64(f->cache_tag[CQ_FILE_CACHE_NEW], 50 + 1);
+		for (uint64_t pg = 100; pg < 120; pg++)
+			CHECK(cq_file_read(f, buf, 8, pg * CQ_FILE_PAGE, "x") == NULL);
+		CHECK_U64(f->cache_tag[CQ_FILE_CACHE_NEW], 50 + 1);
+		cq_file_close(f);
+	}
+
 	/* Missing file: I/O error with the path and errno text. */
 	err = cq_file_open("/nonexistent/core", 0, &f);
 	CHECK(err && err->code == CQ_ERR_IO && strstr(err->message, "/nonexistent/core") &&

@@ -19,6 +19,7 @@ static const struct {
 	{"x86_64", "x86_64-kernel"}, {"i386", "i386-kernel"}, {"aarch64", "aarch64-qemu"},
 	{"armhf", "armhf-qemu"},     {"s390x", "s390x-qemu"}, {"ppc64", "ppc64-qemu"},
 	{"ppc32", "ppc32-qemu"},     {"riscv64", "riscv64-gdbstub"}, {"ppc64le", "ppc64le-qemu"},
+	{"armel", "armel-qemu"},     {"m68k", "m68k-qemu"},
 	{"mipsel", "mipsel-qemu"},   {"mips64el", "mips64el-qemu"},
 };
 
@@ -71,7 +72,7 @@ static bool elfutils_names(const char *fixture)
 static bool same_name(const char *ours, const char *theirs)
 {
 	static const char *const alias[][2] = {{"eflags", "rflags"}, {"ccr", "cr"}, {"fs_base", "fs.base"},
-					       {"gs_base", "gs.base"}};
+					       {"gs_base", "gs.base"}, {"fp", "a6"}, {"sp", "a7"}};
 	if (!strcmp(ours, theirs))
 		return true;
 	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
@@ -135,15 +136,27 @@ static const struct {
 } sizes[] = {
 	{"x86_64", 336}, {"i386", 144}, {"aarch64", 392}, {"armhf", 148}, {"s390x", 336},
 	{"ppc64", 504},  {"ppc32", 268}, {"riscv64", 376}, {"ppc64le", 504},
+	{"armel", 148},  {"m68k", 154},
 	{"mipsel", 256}, {"mips64el", 480},
 };
 
 int main(void)
 {
-	CHECK_U64(cq_ntargets, 11);
+	/* every target has its fixture (and its prstatus size) */
+	CHECK_U64(cq_ntargets, sizeof(exes) / sizeof(exes[0]));
+	CHECK_U64(cq_ntargets, sizeof(sizes) / sizeof(sizes[0]));
 	for (size_t i = 0; i < cq_ntargets; i++) {
 		const struct cq_target *t = cq_targets[i];
-		CHECK(cq_target_find(t->e_machine, t->elf_class, t->little_endian) == t);
+		const struct cq_target *def = cq_target_find(t->e_machine, t->elf_class, t->little_endian);
+		/* a variant (armel) is found from its default (armhf) and shares its layouts */
+		CHECK(t->e_flags_mask ? def != t && def && cq_target_variant(def, t->e_flags_value) == t : def == t);
+		if (t->e_flags_mask && def)
+			CHECK(t->regs == def->regs && t->nregs == def->nregs &&
+			      t->reg_block_size == def->reg_block_size && t->pc_reg == def->pc_reg &&
+			      t->sp_reg == def->sp_reg && t->prpsinfo_uid_size == def->prpsinfo_uid_size &&
+			      !memcmp(t->ctypes, def->ctypes, sizeof(t->ctypes)) && t->tp_source == def->tp_source &&
+			      t->pthread_from_tp == def->pthread_from_tp && t->tls_variant == def->tls_variant &&
+			      t->tls_tp_bias == def->tls_tp_bias && t->tp_reg == def->tp_reg);
 		CHECK(cq_target_by_name(t->name) == t);
 		CHECK_U64(cq_target_ptr_size(t), t->elf_class == ELFCLASS64 ? 8 : 4);
 		CHECK_U64(t->ctypes[CQ_CTYPE_LONG].size, cq_target_ptr_size(t));
@@ -160,10 +173,15 @@ int main(void)
 			CHECK(cq_target_reg_index(t, t->regs[r].name) == (int)r);
 		}
 		/* prstatus = head (derived by the decoder) + pr_reg + pr_fpvalid, padded */
-		size_t head = t->elf_class == ELFCLASS64 ? 112 : 72;
-		size_t total = head + t->reg_block_size + 4;
-		size_t align = cq_target_ptr_size(t);
-		total = (total + align - 1) / align * align;
+		/* (siginfo: 3 ints, pr_cursig, 2 longs, 4 pid_t, 4 timevals of 2 longs), each member
+		 * aligned as the target aligns it (m68k: everything to 2) */
+		size_t L = t->ctypes[CQ_CTYPE_LONG].size, la = t->ctypes[CQ_CTYPE_LONG].align;
+		size_t ia = t->ctypes[CQ_CTYPE_INT].align;
+#define UP(v, a) (((v) + (a) - 1) / (a) * (a))
+		size_t head = UP(UP(UP(12 + 2, la) + 2 * L, ia) + 16, la) + 8 * L;
+		CHECK_U64(head, t->elf_class == ELFCLASS64 ? 112 : t->e_machine == EM_68K ? 70 : 72);
+		size_t total = UP(UP(head + t->reg_block_size, ia) + 4, la > ia ? la : ia);
+#undef UP
 		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
 			if (!strcmp(sizes[k].name, t->name))
 				CHECK_U64(total, sizes[k].prstatus);
@@ -215,7 +233,15 @@ int main(void)
 	}
 	char list[256];
 	CHECK(!strcmp(cq_target_names(list, sizeof(list)),
-		      "x86_64 i386 aarch64 armhf s390x ppc64 ppc32 riscv64 ppc64le mipsel mips64el"));
+		      "x86_64 i386 aarch64 armhf s390x ppc64 ppc32 riscv64 ppc64le armel m68k mipsel mips64el"));
 	CHECK(!strcmp(cq_target_names(list, 12), "x86_64 i386"));
+	/* EF_ARM_ABI_FLOAT_SOFT / _HARD of Debian's armel and armhf libc; e_flags 0 (cores) */
+	const struct cq_target *armhf = cq_target_by_name("armhf"), *armel = cq_target_by_name("armel");
+	CHECK(cq_target_find(EM_ARM, ELFCLASS32, true) == armhf);
+	CHECK(cq_target_variant(armhf, 0x5000200) == armel);
+	CHECK(cq_target_variant(armhf, 0x5000400) == armhf);
+	CHECK(cq_target_variant(armhf, 0) == armhf);
+	CHECK(cq_target_variant(cq_target_by_name("x86_64"), 0x200) == cq_target_by_name("x86_64"));
+	CHECK(!strcmp(armel->multiarch, "arm-linux-gnueabi"));
 	return check_report("test_targets");
 }

@@ -365,8 +365,9 @@ int cq_cmd_donor(struct cq_cli *cli)
 			printf("coreq mqd picks it for such cores (searched first: %s)\n", cq_esc(out));
 		else
 			printf("use: coreq mqd --types %s CORE..., or move %s under ~/.local/share/coreq/donors/\n", cq_esc(so), cq_esc(out));
-		printf("note: coreq's own DLL also asks for the ob1 PML's types, which no installed header has: with\n"
-		       "      this donor alone, Open MPI's DLL gives the queues (coreq mqd --mqd-vendor)\n");
+		printf("note: coreq's own DLL also asks for the ob1 PML's types, which no installed header has: it\n"
+		       "      takes them from an installed donor that fits; without one, Open MPI's DLL gives the\n"
+		       "      queues with this donor alone (coreq mqd --mqd-vendor)\n");
 	}
 	goto out;
 oom:

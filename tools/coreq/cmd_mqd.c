@@ -324,10 +324,13 @@ int cq_cmd_mqd(struct cq_cli *cli)
 		fprintf(stderr, "coreq: usage: coreq mqd CORE|RANK.json... [--exe EXE] [--types DONOR] [--mqd-plugin DLL] [--dot FILE] [--svg FILE] [--workers N]\n");
 		return CQ_EXIT_USAGE;
 	}
-	/* CORE EXE, as `coreq info` takes them: the second is the executable, not a rank */
-	if (cli->nargs == 2 && !cli->opts.exe && !cq_is_json_input(cli->args[1]) && cq_is_executable(cli->args[1])) {
-		cli->opts.exe = cli->args[1];
-		cli->nargs = 1;
+	/* CORE EXE, as `coreq info` takes them, and RANK0.core RANK1.core ... EXE (every rank
+	 * runs the same program): a last argument that is an executable is that, not a rank */
+	int last = cli->nargs - 1;
+	if (cli->nargs >= 2 && !cli->opts.exe && !cq_is_json_input(cli->args[last]) &&
+	    cq_is_executable(cli->args[last])) {
+		cli->opts.exe = cli->args[last];
+		cli->nargs = last;
 	}
 	if (cli->nargs > 1 || cli->dot || cli->svg || cq_is_json_input(cli->args[0])) {
 		long n = cli->workers ? cli->workers : sysconf(_SC_NPROCESSORS_ONLN);

@@ -227,17 +227,29 @@ const char *cq_signal_name(const struct cq_target *t, int sig)
 
 const char *cq_esc(const char *s)
 {
-	static char *ring[16];
+	/* the buffers are kept and reused: a report escapes every name and address it prints,
+	 * and nearly all are plain (a copy, no allocation) */
+	static struct {
+		char *buf;
+		size_t cap;
+	} ring[16];
 	static unsigned next;
 	if (!s)
 		return "-";
-	char *e = cq_text_escape(s);
-	if (!e)
-		return "(out of memory)";
-	free(ring[next]);
-	ring[next] = e;
+	size_t len = strlen(s);
+	char *out;
+	if (cq_text_plain(s, true) && len < ring[next].cap) {
+		out = memcpy(ring[next].buf, s, len + 1);
+	} else {
+		char *e = cq_text_escape(s);
+		if (!e)
+			return "(out of memory)";
+		free(ring[next].buf);
+		ring[next].buf = out = e;
+		ring[next].cap = strlen(e) + 1;
+	}
 	next = (next + 1) % 16;
-	return e;
+	return out;
 }
 
 /* "#3  0x000055d44e7a6a1c in fx_block_read (fixprog.c:88) [fixprog+0x1a1c]": the
