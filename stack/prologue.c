@@ -70,6 +70,54 @@ static bool function_code(const struct cq_stack_ctx *ctx, uint64_t pc, bool thum
 	return function_code_at(ctx, pc, thumb, code, n, stop, &start);
 }
 
+/* The caller's frame from what a prologue did (the RISC-V and MIPS analyses): the stack
+ * pointer moved to @p cur below the CFA (the sp at entry), and registers from @p first up
+ * stored at CFA + slot[r] where saved[r]. The return address is read from its slot, or in
+ * a leaf's initial frame taken from @p ra_reg; addresses wrap at @p mask (32-bit targets).
+ * The caller's sp is the CFA. */
+static bool frame_from_saves(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, bool initial,
+			     uint64_t sp, int64_t cur, const bool saved[32], const int64_t slot[32], unsigned ra_reg,
+			     unsigned sp_reg, unsigned first, uint64_t mask, struct cq_stack_step *out,
+			     struct cq_stack_stop *stop)
+{
+	if (cur > 0 || (!cur && !initial)) {
+		/* no frame made: only a leaf's initial frame has its return address in ra */
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and the prologue made no frame");
+		return false;
+	}
+	uint64_t cfa = (sp - (uint64_t)cur) & mask, ra;
+	out->regs = *regs;
+	out->regs.ok[ra_reg] = false;
+	if (saved[ra_reg]) {
+		if (!ctx->read(ctx->read_ctx, (cfa + (uint64_t)slot[ra_reg]) & mask, &ra)) {
+			snprintf(stop->why, sizeof(stop->why), "the saved return address at 0x%" PRIx64 " is not in the core",
+				 (cfa + (uint64_t)slot[ra_reg]) & mask);
+			return false;
+		}
+	} else if (!initial || !cq_stack_reg(regs, ra_reg, &ra)) {
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and the prologue saves no return address");
+		return false;
+	}
+	for (unsigned r = first; r < 32; r++) {
+		uint64_t v;
+		if (!saved[r] || r == ra_reg)
+			continue;
+		if (ctx->read(ctx->read_ctx, (cfa + (uint64_t)slot[r]) & mask, &v))
+			cq_stack_set(&out->regs, (int)r, v);
+		else
+			out->regs.ok[r] = false;
+	}
+	if (!ra || !dwfl_addrmodule(ctx->dwfl, ra - 1)) {
+		snprintf(stop->why, sizeof(stop->why), "the prologue's return address 0x%" PRIx64 " is in no module", ra);
+		return false;
+	}
+	cq_stack_set(&out->regs, (int)sp_reg, cfa);
+	out->ra_pc = ra;
+	out->cfa = cfa;
+	out->how = CQ_FOUND_PROLOGUE;
+	return true;
+}
+
 bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 				  bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
 {
@@ -128,43 +176,7 @@ bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct c
 		}
 		i += 4;
 	}
-	if (cur > 0 || (!cur && !initial)) {
-		/* no frame made: only a leaf's initial frame has its return address in ra */
-		snprintf(stop->why, sizeof(stop->why), "no CFI, and the prologue made no frame");
-		return false;
-	}
-	uint64_t cfa = sp - (uint64_t)cur;
-	out->regs = *regs;
-	out->regs.ok[RA] = false;
-	uint64_t ra;
-	if (saved[RA]) {
-		if (!ctx->read(ctx->read_ctx, cfa + (uint64_t)slot[RA], &ra)) {
-			snprintf(stop->why, sizeof(stop->why), "the saved return address at 0x%" PRIx64 " is not in the core",
-				 cfa + (uint64_t)slot[RA]);
-			return false;
-		}
-	} else if (!initial || !cq_stack_reg(regs, RA, &ra)) {
-		snprintf(stop->why, sizeof(stop->why), "no CFI, and the prologue saves no return address");
-		return false;
-	}
-	for (unsigned r = 2; r < 32; r++) {
-		uint64_t v;
-		if (!saved[r] || r == RA)
-			continue;
-		if (ctx->read(ctx->read_ctx, cfa + (uint64_t)slot[r], &v))
-			cq_stack_set(&out->regs, (int)r, v);
-		else
-			out->regs.ok[r] = false;
-	}
-	if (!ra || !dwfl_addrmodule(ctx->dwfl, ra - 1)) {
-		snprintf(stop->why, sizeof(stop->why), "the prologue's return address 0x%" PRIx64 " is in no module", ra);
-		return false;
-	}
-	cq_stack_set(&out->regs, SP, cfa);
-	out->ra_pc = ra;
-	out->cfa = cfa;
-	out->how = CQ_FOUND_PROLOGUE;
-	return true;
+	return frame_from_saves(ctx, regs, initial, sp, cur, saved, slot, RA, SP, 2, UINT64_MAX, out, stop);
 }
 
 /* ---- armhf (Thumb-2) ----
@@ -431,44 +443,12 @@ bool cq_stack_mips_prologue_step(const struct cq_stack_ctx *ctx, const struct cq
 			break;
 		}
 	}
-	if (cur > 0 || (!cur && !initial)) {
-		snprintf(stop->why, sizeof(stop->why), "no CFI, and the prologue made no frame");
-		return false;
-	}
-	uint64_t cfa = (sp - (uint64_t)cur) & mask, ra;
-	out->regs = *regs;
+	/* registers a call does not preserve are unknown in the caller */
+	struct cq_stack_regs in = *regs;
 	for (unsigned r = 0; r < 32; r++)
 		if (!mips_tracked(r))
-			out->regs.ok[r] = false; /* not preserved by a call */
-	out->regs.ok[MIPS_RA] = false;
-	if (saved[MIPS_RA]) {
-		if (!ctx->read(ctx->read_ctx, (cfa + (uint64_t)slot[MIPS_RA]) & mask, &ra)) {
-			snprintf(stop->why, sizeof(stop->why), "the saved return address at 0x%" PRIx64 " is not in the core",
-				 (cfa + (uint64_t)slot[MIPS_RA]) & mask);
-			return false;
-		}
-	} else if (!initial || !cq_stack_reg(regs, MIPS_RA, &ra)) {
-		snprintf(stop->why, sizeof(stop->why), "no CFI, and the prologue saves no return address");
-		return false;
-	}
-	for (unsigned r = 0; r < 32; r++) {
-		uint64_t v;
-		if (!saved[r] || r == MIPS_RA)
-			continue;
-		if (ctx->read(ctx->read_ctx, (cfa + (uint64_t)slot[r]) & mask, &v))
-			cq_stack_set(&out->regs, (int)r, v);
-		else
-			out->regs.ok[r] = false;
-	}
-	if (!ra || !dwfl_addrmodule(ctx->dwfl, ra - 1)) {
-		snprintf(stop->why, sizeof(stop->why), "the prologue's return address 0x%" PRIx64 " is in no module", ra);
-		return false;
-	}
-	cq_stack_set(&out->regs, MIPS_SP, cfa);
-	out->ra_pc = ra;
-	out->cfa = cfa;
-	out->how = CQ_FOUND_PROLOGUE;
-	return true;
+			in.ok[r] = false;
+	return frame_from_saves(ctx, &in, initial, sp, cur, saved, slot, MIPS_RA, MIPS_SP, 0, mask, out, stop);
 }
 
 /* ---- m68k ----

@@ -89,6 +89,14 @@ static const struct cq_reg arm_regs[] = {
 	{"orig_r0", 68, 4, -1},
 };
 
+/* What armhf and armel share: everything a core's layout depends on (see cq_target_armel). */
+#define ARM_EABI_LAYOUT \
+	.ctypes = CQ_CTYPES_ILP32_A8(8), .prpsinfo_uid_size = 2, .reg_block_size = 18 * 4, \
+	.regs = arm_regs, .nregs = sizeof(arm_regs) / sizeof(arm_regs[0]), .pc_reg = 15, .sp_reg = 13, \
+	.dwarf_ra = 14, .dwarf_sp = 13, .dwarf_fp = 11, .tp_reg = -1, .gs_reg = -1, \
+	.tp_source = CQ_TP_NOTE_ARM_TLS, .pthread_from_tp = CQ_PTHREAD_TP_MINUS_CONST, \
+	.tls_variant = CQ_TLS_VARIANT_I
+
 const struct cq_target cq_target_armhf = {
 	.name = "armhf",
 	.e_machine = EM_ARM,
@@ -98,21 +106,7 @@ const struct cq_target cq_target_armhf = {
 	.gdb_arch = "arm",
 	.multiarch = "arm-linux-gnueabihf",
 	.gnu_triplet = "arm-linux-gnueabihf",
-	.ctypes = CQ_CTYPES_ILP32_A8(8),
-	.prpsinfo_uid_size = 2,
-	.reg_block_size = 18 * 4,
-	.regs = arm_regs,
-	.nregs = sizeof(arm_regs) / sizeof(arm_regs[0]),
-	.pc_reg = 15,
-	.sp_reg = 13,
-	.dwarf_ra = 14,
-	.dwarf_sp = 13,
-	.dwarf_fp = 11,
-	.tp_reg = -1,
-	.gs_reg = -1,
-	.tp_source = CQ_TP_NOTE_ARM_TLS,
-	.pthread_from_tp = CQ_PTHREAD_TP_MINUS_CONST,
-	.tls_variant = CQ_TLS_VARIANT_I,
+	ARM_EABI_LAYOUT,
 };
 
 /* Debian's armel: the same registers, prstatus, C types (soft float changes how floats are
@@ -128,21 +122,7 @@ const struct cq_target cq_target_armel = {
 	.gdb_arch = "arm",
 	.multiarch = "arm-linux-gnueabi",
 	.gnu_triplet = "arm-linux-gnueabi",
-	.ctypes = CQ_CTYPES_ILP32_A8(8),
-	.prpsinfo_uid_size = 2,
-	.reg_block_size = 18 * 4,
-	.regs = arm_regs,
-	.nregs = sizeof(arm_regs) / sizeof(arm_regs[0]),
-	.pc_reg = 15,
-	.sp_reg = 13,
-	.dwarf_ra = 14,
-	.dwarf_sp = 13,
-	.dwarf_fp = 11,
-	.tp_reg = -1,
-	.gs_reg = -1,
-	.tp_source = CQ_TP_NOTE_ARM_TLS,
-	.pthread_from_tp = CQ_PTHREAD_TP_MINUS_CONST,
-	.tls_variant = CQ_TLS_VARIANT_I,
+	ARM_EABI_LAYOUT,
 	.e_flags_mask = EF_ARM_ABI_FLOAT_SOFT,
 	.e_flags_value = EF_ARM_ABI_FLOAT_SOFT,
 };
