@@ -20,27 +20,10 @@ static void fail(const char *what)
 
 static void load(void)
 {
-	int fd;
-	char *real;
-	/* the path is coreq's own (fixed at build time, like a DT_NEEDED with an rpath):
-	 * no trusted-directory check for it; its dependencies are checked */
-	struct cq_error *err = cq_plugin_open(CQ_LIBBFD_PATH, NULL, "rebuild coreq on this host",
-					      &fd, &real);
-	struct cq_plugin_load l;
-	if (!err) {
-		err = cq_plugin_load_prepare(fd, real, CQ_LIBBFD_PATH, NULL, true, false, &l);
-		free(real);
-	}
-	if (err) {
-		fail(err->message);
-		cq_error_destroy(err);
-		return;
-	}
-	const char *dlwhy;
-	void *h = cq_plugin_load_dlopen(&l, &dlwhy);
-	cq_plugin_load_deinit(&l);
+	char lwhy[512];
+	void *h = cq_plugin_load_fixed(CQ_LIBBFD_PATH, lwhy, sizeof(lwhy));
 	if (!h) {
-		fail(dlwhy);
+		fail(lwhy);
 		return;
 	}
 	unsigned int (*init)(void);

@@ -83,30 +83,13 @@ static int progress(debuginfod_client *c, long got, long total)
 
 static void load(void)
 {
-	int fd;
-	char *real;
-	/* the path is coreq's own (fixed at build time), as for libbfd (bfd_lib.c): no
-	 * trusted-directory check for it; its dependencies (libcurl and what it needs) are
-	 * checked and loaded by coreq */
-	struct cq_error *err = cq_plugin_open(CQ_LIBDEBUGINFOD_PATH, NULL,
-					      "rebuild coreq on this host", &fd, &real);
-	struct cq_plugin_load l;
-	if (!err) {
-		err = cq_plugin_load_prepare(fd, real, CQ_LIBDEBUGINFOD_PATH, NULL, true, false, &l);
-		free(real);
-	}
-	if (err) {
-		snprintf(load_why, sizeof(load_why), "libdebuginfod (%s) cannot be loaded: %s",
-			 CQ_LIBDEBUGINFOD_PATH, err->message);
-		cq_error_destroy(err);
-		return;
-	}
-	const char *dlwhy;
-	void *h = cq_plugin_load_dlopen(&l, &dlwhy);
-	cq_plugin_load_deinit(&l);
+	/* the path is coreq's own (fixed at build time), as for libbfd (bfd_lib.c); its
+	 * dependencies (libcurl and what it needs) are checked and loaded by coreq */
+	char lwhy[512];
+	void *h = cq_plugin_load_fixed(CQ_LIBDEBUGINFOD_PATH, lwhy, sizeof(lwhy));
 	if (!h) {
 		snprintf(load_why, sizeof(load_why), "libdebuginfod (%s) cannot be loaded: %s",
-			 CQ_LIBDEBUGINFOD_PATH, dlwhy);
+			 CQ_LIBDEBUGINFOD_PATH, lwhy);
 		return;
 	}
 #define SYM(var, name)                                                                     \

@@ -598,3 +598,26 @@ void cq_plugin_load_deinit(struct cq_plugin_load *l)
 	}
 	memset(l, 0, sizeof(*l));
 }
+
+void *cq_plugin_load_fixed(const char *path, char *why, size_t why_size)
+{
+	int fd;
+	char *real;
+	struct cq_error *err = cq_plugin_open(path, NULL, "rebuild coreq on this host", &fd, &real);
+	struct cq_plugin_load l;
+	if (!err) {
+		err = cq_plugin_load_prepare(fd, real, path, NULL, true, false, &l);
+		free(real);
+	}
+	if (err) {
+		snprintf(why, why_size, "%s", err->message);
+		cq_error_destroy(err);
+		return NULL;
+	}
+	const char *dlwhy;
+	void *h = cq_plugin_load_dlopen(&l, &dlwhy);
+	cq_plugin_load_deinit(&l);
+	if (!h)
+		snprintf(why, why_size, "%s", dlwhy ? dlwhy : "dlopen failed");
+	return h;
+}

@@ -85,4 +85,13 @@ struct cq_error *cq_plugin_choice_load(struct cq_plugin_choice *c, const struct 
 
 void cq_plugin_load_deinit(struct cq_plugin_load *l);
 
+/**
+ * Load a library coreq itself depends on but loads only when its answer is needed (libbfd,
+ * libdebuginfod), from @p path, a file fixed at build time (like a DT_NEEDED with an rpath:
+ * no trusted-directory check for it). It is loaded as plugins are: opened once, checked as
+ * opened, its dependencies resolved and checked by coreq. Returns the handle, or NULL with
+ * why in @p why (@p why_size bytes).
+ */
+void *cq_plugin_load_fixed(const char *path, char *why, size_t why_size);
+
 #endif
