@@ -176,9 +176,6 @@ void cq_print_frames(json_t *frames, int width);
 /** Print problems to stdout in text form; returns CQ_EXIT_PARTIAL if any, else OK. */
 int cq_text_problems(const struct cq_core *core);
 
-/** Name of a Linux signal number ("SIGABRT"), or NULL. */
-const char *cq_signal_name(const struct cq_target *t, int sig);
-
 /** A siginfo's si_code by name for signal @p sig ("SEGV_MAPERR", "SI_TKILL"), or NULL. */
 const char *cq_signal_code_name(const struct cq_target *t, int sig, int code);
 

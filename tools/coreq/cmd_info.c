@@ -201,7 +201,7 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	}
 	json_t *sig = json_object();
 	json_object_set_new(sig, "number", json_integer(core->signal));
-	const char *sn = cq_signal_name(core->target, core->signal);
+	const char *sn = cq_target_signal_name(core->target, core->signal);
 	json_object_set_new(sig, "name", sn ? cq_json_str(sn) : json_null());
 	json_object_set_new(sig, "source", cq_json_str(core->has_siginfo ? "NT_SIGINFO" : "NT_PRSTATUS"));
 	if (core->has_siginfo) {

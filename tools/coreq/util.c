@@ -220,11 +220,6 @@ int cq_text_problems(const struct cq_core *core)
 	return CQ_EXIT_PARTIAL;
 }
 
-const char *cq_signal_name(const struct cq_target *t, int sig)
-{
-	return cq_target_signal_name(t, sig);
-}
-
 const char *cq_esc(const char *s)
 {
 	/* the buffers are kept and reused: a report escapes every name and address it prints,
