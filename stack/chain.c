@@ -14,6 +14,9 @@
 #ifndef EM_RISCV
 #define EM_RISCV 243
 #endif
+#ifndef EM_ALPHA
+#define EM_ALPHA 0x9026
+#endif
 
 /* A frame is not larger than this (glibc's default thread stack is 8 MiB). */
 #define MAX_FRAME_BYTES (UINT64_C(8) << 20)
@@ -175,6 +178,18 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 			snprintf(stop->why, sizeof(stop->why), "no CFI, and no symbol gives the function's start");
 		return false;
 	}
+	case EM_ALPHA:
+		/* coreq runs the CFI itself (mips.c); a function without any: a leaf's ra at
+		 * the thread's first frame */
+		if (cq_stack_mips_cfi_step(ctx, regs, pc, out, stop))
+			return true;
+		if (stop->why[0])
+			return false;
+		if (initial && lr_step(ctx, regs, pc, out, stop))
+			return true;
+		if (!stop->why[0])
+			snprintf(stop->why, sizeof(stop->why), "no CFI (alpha has no frame-pointer chain the ABI defines)");
+		return false;
 	default:
 		snprintf(stop->why, sizeof(stop->why), "no CFI, and libdwfl's fallback for %s found no frame",
 			 ctx->core->target->name);

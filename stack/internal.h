@@ -92,8 +92,13 @@ struct cq_stack_ctx {
 	struct cq_stack_mips_cfi *mips; /* MIPS: the modules' CFI (mips.c), else NULL */
 };
 
-/* MIPS CFI (mips.c): libdw runs no MIPS CFI itself (no backend). The cache of each
- * module's CFI; create returns NULL when out of memory. */
+/* MIPS and alpha CFI (mips.c): libdw runs no CFI of theirs itself (no MIPS backend, no
+ * alpha unwinder). Whether coreq walks a target's stacks so; the cache of each module's
+ * CFI (create returns NULL when out of memory). */
+static inline bool cq_stack_own_cfi(const struct cq_target *t)
+{
+	return t->e_machine == 8 /* EM_MIPS */ || t->e_machine == 0x9026 /* EM_ALPHA */;
+}
 struct cq_stack_mips_cfi *cq_stack_mips_cfi_create(void);
 void cq_stack_mips_cfi_destroy(struct cq_stack_mips_cfi *c);
 

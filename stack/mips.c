@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* MIPS CFI steps (internal.h). libdw 0.188 parses a MIPS module's .eh_frame but runs none
- * of it: it has no MIPS backend to give the ABI's initial rules, so dwarf_cfi_addrframe
- * fails ("unknown error") and libdwfl unwinds no MIPS core. The FDEs and CIEs themselves
+/* MIPS and alpha CFI steps (internal.h). libdw 0.188 parses a MIPS module's .eh_frame but
+ * runs none of it: it has no MIPS backend to give the ABI's initial rules, so
+ * dwarf_cfi_addrframe fails ("unknown error") and libdwfl unwinds no MIPS core. Its alpha
+ * backend has no unwinder either ("Unwinding not supported for this architecture"), so
+ * alpha's CFI goes the same way, with alpha's callee-saved registers. The FDEs and CIEs themselves
  * name no ABI, so coreq hands libdw a private copy of the module's ELF image whose
  * e_machine reads EM_RISCV (a backend with initial rules) and applies only what MIPS's
  * ABI says survives a call: s0..s7, gp, sp and fp (r30) keep their values unless the CFI
@@ -20,6 +22,9 @@
 
 #ifndef EM_RISCV
 #define EM_RISCV 243
+#endif
+#ifndef EM_ALPHA
+#define EM_ALPHA 0x9026
 #endif
 
 struct cq_stack_mips_cfi {
@@ -81,7 +86,8 @@ static void module_cfi(struct cq_stack_mips_cfi *c, Dwfl_Module *mod, Dwarf_Addr
 	if (!raw || size < EI_NIDENT + 4 || raw[EI_DATA] != ELFDATA2LSB || !(e->copy = malloc(size)))
 		return;
 	memcpy(e->copy, raw, size);
-	/* e_machine: 2 bytes at offset 18 in both classes, little-endian (mipsel, mips64el) */
+	/* e_machine: 2 bytes at offset 18 in both classes, little-endian (mipsel, mips64el,
+	 * alpha) */
 	((unsigned char *)e->copy)[18] = EM_RISCV & 0xff;
 	((unsigned char *)e->copy)[19] = EM_RISCV >> 8;
 	if ((e->elf = elf_memory(e->copy, size))) {
@@ -146,11 +152,16 @@ bool cq_stack_mips_cfi_step(const struct cq_stack_ctx *ctx, const struct cq_stac
 	cfa = (base + (uint64_t)(ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2 : (int64_t)ops[0].number)) & mask;
 	int ra_col = dwarf_frame_info(fr, NULL, NULL, NULL);
 	memset(&out->regs, 0, sizeof(out->regs));
-	/* the registers a call preserves (o32 and n64: s0..s7 16-23, gp 28, fp 30), then
-	 * the return-address column */
-	static const int kept[] = {16, 17, 18, 19, 20, 21, 22, 23, 28, 30};
-	for (size_t k = 0; k <= sizeof(kept) / sizeof(kept[0]); k++) {
-		int r = k < sizeof(kept) / sizeof(kept[0]) ? kept[k] : ra_col;
+	/* the registers a call preserves (o32 and n64: s0..s7 16-23, gp 28, fp 30; alpha:
+	 * s0..s5 9-14, fp 15, while gp is reloaded by the caller from its return address),
+	 * then the return-address column */
+	static const int kept_mips[] = {16, 17, 18, 19, 20, 21, 22, 23, 28, 30};
+	static const int kept_alpha[] = {9, 10, 11, 12, 13, 14, 15};
+	bool alpha = t->e_machine == EM_ALPHA;
+	const int *kept = alpha ? kept_alpha : kept_mips;
+	size_t nkept = alpha ? sizeof(kept_alpha) / sizeof(kept_alpha[0]) : sizeof(kept_mips) / sizeof(kept_mips[0]);
+	for (size_t k = 0; k <= nkept; k++) {
+		int r = k < nkept ? kept[k] : ra_col;
 		uint64_t v;
 		bool is_value;
 		if (dwarf_frame_register(fr, r, mem, &ops, &nops) != 0) {

@@ -491,8 +491,8 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	return true;
 }
 
-/* MIPS: libdwfl 0.188 unwinds no MIPS core (no backend), so every step is coreq's: the
- * module's CFI (mips.c), or at the first frame a leaf's ra. */
+/* MIPS and alpha: libdwfl 0.188 unwinds no such core (no unwinder in its backend), so
+ * every step is coreq's: the module's CFI (mips.c), or at the first frame a leaf's ra. */
 static void mips_walk(struct walk *w, const struct cq_thread *th)
 {
 	struct cq_stack_regs regs = w->u->start;
@@ -544,7 +544,7 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 	thread_regs(u->core, th, &u->start);
 	u->start_pc = th->pc;
 	for (;;) {
-		if (u->core->target->e_machine == EM_MIPS) {
+		if (cq_stack_own_cfi(u->core->target)) {
 			mips_walk(&w, th);
 			break;
 		}
@@ -748,7 +748,7 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		json_decref(u.problems);
 		return err;
 	}
-	if (core->target->e_machine == EM_MIPS)
+	if (cq_stack_own_cfi(core->target))
 		u.mips = cq_stack_mips_cfi_create(); /* NULL (out of memory): no CFI steps */
 	json_t *threads = json_array();
 	for (size_t k = 0; k < u.norder; k++) {

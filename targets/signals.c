@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Signal numbers by target: Linux's generic numbering (asm-generic/signal.h, also x86,
  * arm, powerpc, s390, riscv) and MIPS's own (arch/mips/include/uapi/asm/signal.h), which
- * follows IRIX: SIGBUS 10, SIGUSR1 16, SIGCHLD 18, SIGSTOP 23, SIGSYS 12. */
+ * follows IRIX: SIGBUS 10, SIGUSR1 16, SIGCHLD 18, SIGSTOP 23, SIGSYS 12. sparc and alpha
+ * share the numbering of SunOS and OSF/1 (arch/{sparc,alpha}/include/uapi/asm/signal.h):
+ * SIGBUS 10, SIGURG 16, SIGSTOP 17, SIGCHLD 20, SIGUSR1 30; 29 is SIGPWR (sparc's SIGLOST,
+ * alpha's SIGINFO). */
 #include "target.h"
 
 #include <string.h>
@@ -19,6 +22,13 @@ const char *const cq_signals_mips[32] = {
 	"SIGTERM", "SIGUSR1", "SIGUSR2", "SIGCHLD", "SIGPWR", "SIGWINCH", "SIGURG",
 	"SIGIO", "SIGSTOP", "SIGTSTP", "SIGCONT", "SIGTTIN", "SIGTTOU", "SIGVTALRM",
 	"SIGPROF", "SIGXCPU", "SIGXFSZ"};
+
+const char *const cq_signals_sparc_alpha[32] = {
+	NULL, "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGEMT",
+	"SIGFPE", "SIGKILL", "SIGBUS", "SIGSEGV", "SIGSYS", "SIGPIPE", "SIGALRM",
+	"SIGTERM", "SIGURG", "SIGSTOP", "SIGTSTP", "SIGCONT", "SIGCHLD", "SIGTTIN",
+	"SIGTTOU", "SIGIO", "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",
+	"SIGPWR", "SIGUSR1", "SIGUSR2"};
 
 const char *cq_target_signal_name(const struct cq_target *t, int sig)
 {
