@@ -178,6 +178,8 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 			snprintf(stop->why, sizeof(stop->why), "no CFI, and no symbol gives the function's start");
 		return false;
 	}
+	case EM_SPARCV9:
+		return cq_stack_sparc_window_step(ctx, regs, pc, initial, out, stop);
 	case EM_ALPHA:
 		/* coreq runs the CFI itself (mips.c); a function without any: a leaf's ra at
 		 * the thread's first frame */

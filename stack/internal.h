@@ -115,7 +115,7 @@ bool cq_stack_system_module(const char *base);
  * One step from the frame with registers @p regs at @p pc (its lookup address: pc - 1 for
  * a return address), @p initial when it is the thread's first frame. Chooses by
  * architecture: EHABI on arm (the prologue where a function has no entry), the back chain on
- * powerpc, the prologue on m68k; on riscv64 the prologue, a leaf's
+ * powerpc, the prologue on m68k, the register windows on sparc64; on riscv64 the prologue, a leaf's
  * link register (initial frame), then the frame pointer. True with *@p out filled, or false
  * with *@p stop saying why.
  */
@@ -134,6 +134,11 @@ bool cq_stack_mips_prologue_step(const struct cq_stack_ctx *ctx, const struct cq
 
 /* Thumb-2 prologue analysis (prologue.c), for functions without an .ARM.exidx entry. */
 bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+				bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
+
+/* sparc64 register-window step (sparc.c), for functions without CFI: a leaf's %o7 before
+ * its `save`, else the caller's window from the save area at %i6 + 2047. */
+bool cq_stack_sparc_window_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 				bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 
 /* m68k prologue analysis (prologue.c), for functions with a symbol and no CFI. */

@@ -401,10 +401,21 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	/* a CFA below the frame's own stack pointer (crafted CFI): its caller would be found
 	 * inwards, in memory the frame does not own; libdwfl would read a return address
 	 * there (often 0: a silent "end of stack") */
-	if (cfa && have_sp && cfa < sp && !w->last_signal) {
+	/* sparc64's %sp is biased: the frame starts 2047 bytes above what the register holds */
+	uint64_t bias = w->u->core->target->e_machine == 43 /* EM_SPARCV9 */ && (sp & 1) ? 2047 : 0;
+	if (bias && cfa == bias) {
+		/* the window's saved %i6 is 0: _start's, or a save area never written because
+		 * the window was never flushed (qemu's gdbstub cores: the kernel flushes) */
+		w->nphys++;
+		snprintf(w->stop, sizeof(w->stop), "the register window of frame %u saved %%i6 0: the outermost frame, "
+			 "or a window never flushed to the stack", w->nphys - 1);
+		return DWARF_CB_ABORT;
+	}
+	if (cfa && have_sp && cfa < sp + bias && !w->last_signal) {
 		w->nphys++;
 		snprintf(w->stop, sizeof(w->stop), "corrupt stack? the CFI of frame %u puts its CFA 0x%" PRIx64
-			 " below its stack pointer 0x%" PRIx64, w->nphys - 1, cfa, sp);
+			 " below its stack pointer 0x%" PRIx64 "%s", w->nphys - 1, cfa, sp,
+			 bias ? " (+ the stack bias 2047)" : "");
 		return DWARF_CB_ABORT;
 	}
 	w->last = regs;
