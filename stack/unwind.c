@@ -405,7 +405,13 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	uint64_t bias = w->u->core->target->e_machine == 43 /* EM_SPARCV9 */ && (sp & 1) ? 2047 : 0;
 	if (bias && cfa == bias) {
 		/* the window's saved %i6 is 0: _start's, or a save area never written because
-		 * the window was never flushed (qemu's gdbstub cores: the kernel flushes) */
+		 * the window was never flushed (qemu's gdbstub cores: the kernel flushes). The
+		 * frame itself is known (its pc and sp came from its callee's window); its CFA
+		 * is not, and the walk ends with it. */
+		json_object_set_new(f, "cfa", json_null());
+		w->last_obj = f;
+		if (w->user_frame < 0 && user_frame(w, f))
+			w->user_frame = (int)json_integer_value(json_object_get(f, "index"));
 		w->nphys++;
 		snprintf(w->stop, sizeof(w->stop), "the register window of frame %u saved %%i6 0: the outermost frame, "
 			 "or a window never flushed to the stack", w->nphys - 1);

@@ -51,8 +51,10 @@ const struct cq_target cq_target_sparc64 = {
 	.tp_reg = 7,
 	.gs_reg = -1,
 	.tp_source = CQ_TP_REGISTER,
-	/* glibc's sparc tls.h: DB_THREAD_SELF REGISTER (64, 64, 7 * 8, 0): pthread = %g7 */
-	.pthread_from_tp = CQ_PTHREAD_REGISTER_BIAS,
+	/* glibc's sparc tls.h: THREAD_SELF is %g7 itself. Its _thread_db_register64 is
+	 * {64, 0, 48}: the offset indexes the register set libthread_db is handed (g1 first),
+	 * not pr_reg (g0 first, %g7 at 56), so the register is taken from the table */
+	.pthread_from_tp = CQ_PTHREAD_IS_TP,
 	.tls_variant = CQ_TLS_VARIANT_II,
 	.signals = cq_signals_sparc_alpha,
 };
