@@ -95,6 +95,12 @@ bool cq_stack_sparc_window_step(const struct cq_stack_ctx *ctx, const struct cq_
 			 "never flushed to the stack");
 		return false;
 	}
+	/* the caller's frame is above this one, by at most a thread stack's size */
+	if (fp <= sp || fp - sp > (UINT64_C(8) << 20)) {
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and its %%i6 0x%" PRIx64 " is not a frame above its %%sp 0x%" PRIx64,
+			 fp, sp);
+		return false;
+	}
 	/* the caller's window, spilled at its %sp (our %fp) + bias: its l0-l7, i0-i7 */
 	memset(&out->regs, 0, sizeof(out->regs));
 	for (int r = 0; r < 16; r++) {
@@ -105,11 +111,6 @@ bool cq_stack_sparc_window_step(const struct cq_stack_ctx *ctx, const struct cq_
 			return false;
 		}
 		cq_stack_set(&out->regs, L0 + r, v);
-	}
-	if (fp + BIAS <= sp + BIAS || fp - sp > (UINT64_C(8) << 20)) {
-		snprintf(stop->why, sizeof(stop->why), "no CFI, and its %%i6 0x%" PRIx64 " is not above its %%sp 0x%" PRIx64,
-			 fp, sp);
-		return false;
 	}
 	cq_stack_set(&out->regs, O6, fp);
 	cq_stack_set(&out->regs, O7, ret);
