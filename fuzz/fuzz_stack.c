@@ -78,6 +78,8 @@ static struct sbase bases[] = {
 	{.name = "m68k-qemu", .sysroot = "m68k"},
 	{.name = "mipsel-qemu", .sysroot = "mipsel"},
 	{.name = "mips64el-qemu", .sysroot = "mips64el"},
+	{.name = "sparc64-gdbstub", .sysroot = "sparc64"},
+	{.name = "alpha-gdbstub", .sysroot = "alpha"},
 };
 #define NBASES (sizeof(bases) / sizeof(bases[0]))
 
