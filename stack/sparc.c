@@ -69,7 +69,8 @@ bool cq_stack_sparc_window_step(const struct cq_stack_ctx *ctx, const struct cq_
 	}
 	int saved = initial ? after_save(ctx, pc) : 1;
 	if (saved < 0) {
-		snprintf(stop->why, sizeof(stop->why), "no CFI, and its code is not in the core to find its `save`");
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and its code is not in the core to find its `save` (a bundle "
+			 "carries no code)");
 		stop->no_code = true;
 		return false;
 	}
