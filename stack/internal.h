@@ -73,6 +73,9 @@ struct cq_stack_step {
 struct cq_stack_stop {
 	bool end;
 	bool no_code;   /* the step needed the function's code, which the core lacks */
+	/* why is the whole stop reason: neither the ABI's end nor something missing to
+	 * install (sparc64: a window whose saved %i6 is 0, outermost or never flushed) */
+	bool verbatim;
 	char why[200];
 };
 
@@ -137,7 +140,10 @@ bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_
 				bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 
 /* sparc64 register-window step (sparc.c), for functions without CFI: a leaf's %o7 before
- * its `save`, else the caller's window from the save area at %i6 + 2047. */
+ * its `save`, else the caller's window from the save area at %i6 + 2047. A window whose
+ * saved %i6 is 0 ends the walk with CQ_STACK_SPARC_I6_ZERO, whichever step read it. */
+#define CQ_STACK_SPARC_I6_ZERO \
+	"its register window saved %i6 0: the outermost frame, or a window never flushed to the stack"
 bool cq_stack_sparc_window_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 				bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 

@@ -92,8 +92,8 @@ bool cq_stack_sparc_window_step(const struct cq_stack_ctx *ctx, const struct cq_
 		return false;
 	}
 	if (!fp) {
-		snprintf(stop->why, sizeof(stop->why), "its window's %%i6 is 0: the outermost frame, or a window "
-			 "never flushed to the stack");
+		stop->verbatim = true;
+		snprintf(stop->why, sizeof(stop->why), "%s", CQ_STACK_SPARC_I6_ZERO);
 		return false;
 	}
 	/* the caller's frame is above this one, by at most a thread stack's size */

@@ -413,8 +413,9 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		if (w->user_frame < 0 && user_frame(w, f))
 			w->user_frame = (int)json_integer_value(json_object_get(f, "index"));
 		w->nphys++;
-		snprintf(w->stop, sizeof(w->stop), "the register window of frame %u saved %%i6 0: the outermost frame, "
-			 "or a window never flushed to the stack", w->nphys - 1);
+		char name[160];
+		last_frame_name(w, name, sizeof(name));
+		snprintf(w->stop, sizeof(w->stop), "%s: %s", name, CQ_STACK_SPARC_I6_ZERO);
 		return DWARF_CB_ABORT;
 	}
 	if (cfa && have_sp && cfa < sp + bias && !w->last_signal) {
@@ -528,7 +529,9 @@ static void mips_walk(struct walk *w, const struct cq_thread *th)
 			return;
 		}
 		if (!cq_stack_fallback(&w->ctx, &regs, at, w->nphys == 1, &st, &why)) {
-			if (why.end)
+			if (why.verbatim)
+				snprintf(w->stop, sizeof(w->stop), "%s: %s", name, why.why);
+			else if (why.end)
 				snprintf(w->stop, sizeof(w->stop), "end of stack (%s: %s)", name, why.why);
 			else if (w->u->faulted)
 				snprintf(w->stop, sizeof(w->stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
@@ -604,7 +607,9 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 		/* no CFI: libdwfl's own fallback failed (a read of it may have faulted); coreq's
 		 * step knows where the ABI ends a stack (a zero back chain, EXIDX_CANTUNWIND) */
 		if (!cq_stack_fallback(&w.ctx, &w.last, w.last_at, w.nphys == 1, &st, &why)) {
-			if (why.end)
+			if (why.verbatim)
+				snprintf(w.stop, sizeof(w.stop), "%s: %s", name, why.why);
+			else if (why.end)
 				snprintf(w.stop, sizeof(w.stop), "end of stack (%s: %s)", name, why.why);
 			else if (u->faulted)
 				snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
