@@ -451,10 +451,11 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	const struct cq_target *t = w->u->core->target;
 	uint64_t sp = 0;
 	bool have_sp = cq_stack_reg(regs, t->dwarf_sp, &sp);
+	bool up = t->e_machine == EM_PARISC; /* hppa's stacks grow upwards */
 	if (have_sp && w->have_last_sp) {
-		if (sp < w->last_sp) {
+		if (up ? sp > w->last_sp : sp < w->last_sp) {
 			snprintf(w->stop, sizeof(w->stop), "corrupt stack? frame %u's stack pointer 0x%" PRIx64
-				 " is below its callee's (0x%" PRIx64 ")", w->index, sp, w->last_sp);
+				 " is %s its callee's (0x%" PRIx64 ")", w->index, sp, up ? "above" : "below", w->last_sp);
 			return false;
 		}
 		if (sp == w->last_sp && pc == w->last_pc) {
@@ -491,12 +492,14 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	return true;
 }
 
-/* MIPS: libdwfl 0.188 unwinds no MIPS core (no backend), so every step is coreq's: the
- * module's CFI (mips.c), or at the first frame a leaf's ra. */
+/* MIPS and hppa: libdwfl 0.188 unwinds no MIPS or PA-RISC core (no backend), so every
+ * step is coreq's: the module's CFI (mips.c), or at the first frame a leaf's ra (MIPS) or
+ * the system call's return address (hppa). hppa's pc register holds the privilege level
+ * in its low two bits. */
 static void mips_walk(struct walk *w, const struct cq_thread *th)
 {
 	struct cq_stack_regs regs = w->u->start;
-	uint64_t pc = th->pc, at = pc;
+	uint64_t pc = w->u->core->target->e_machine == EM_PARISC ? th->pc & ~(uint64_t)3 : th->pc, at = pc;
 	enum cq_found_by how = CQ_FOUND_INITIAL;
 	while (mips_frame(w, &regs, pc, at, how)) {
 		struct cq_stack_step st;
@@ -544,7 +547,7 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 	thread_regs(u->core, th, &u->start);
 	u->start_pc = th->pc;
 	for (;;) {
-		if (u->core->target->e_machine == EM_MIPS) {
+		if (u->core->target->e_machine == EM_MIPS || u->core->target->e_machine == EM_PARISC) {
 			mips_walk(&w, th);
 			break;
 		}
@@ -748,7 +751,7 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		json_decref(u.problems);
 		return err;
 	}
-	if (core->target->e_machine == EM_MIPS)
+	if (core->target->e_machine == EM_MIPS || core->target->e_machine == EM_PARISC)
 		u.mips = cq_stack_mips_cfi_create(); /* NULL (out of memory): no CFI steps */
 	json_t *threads = json_array();
 	for (size_t k = 0; k < u.norder; k++) {
