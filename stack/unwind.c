@@ -494,12 +494,11 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 
 /* MIPS and hppa: libdwfl 0.188 unwinds no MIPS or PA-RISC core (no backend), so every
  * step is coreq's: the module's CFI (mips.c), or at the first frame a leaf's ra (MIPS) or
- * the system call's return address (hppa). hppa's pc register holds the privilege level
- * in its low two bits. */
+ * the system call's return address (hppa). */
 static void mips_walk(struct walk *w, const struct cq_thread *th)
 {
 	struct cq_stack_regs regs = w->u->start;
-	uint64_t pc = w->u->core->target->e_machine == EM_PARISC ? th->pc & ~(uint64_t)3 : th->pc, at = pc;
+	uint64_t pc = th->pc, at = pc;
 	enum cq_found_by how = CQ_FOUND_INITIAL;
 	while (mips_frame(w, &regs, pc, at, how)) {
 		struct cq_stack_step st;

@@ -97,6 +97,7 @@ const struct cq_target cq_target_hppa = {
 	.regs = hppa_regs,
 	.nregs = sizeof(hppa_regs) / sizeof(hppa_regs[0]),
 	.pc_reg = 40,
+	.pc_flag_bits = 3,
 	.sp_reg = 30,
 	.dwarf_ra = 2,
 	.dwarf_sp = 30,

@@ -91,6 +91,9 @@ struct cq_target {
 	const struct cq_reg *regs;
 	uint16_t nregs;
 	int16_t pc_reg, sp_reg;  /**< indices into regs */
+	/** Low bits of the pc register that are not part of the address (hppa: the privilege
+	 * level, 3 in user mode); a thread's pc has them cleared, as gdb's $pc. */
+	uint8_t pc_flag_bits;
 	/**
 	 * DWARF columns of the ABI: the return address (what CFI's default return-address
 	 * column holds: the pc on x86, the link register elsewhere; 65 on powerpc, as GCC's
