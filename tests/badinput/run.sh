@@ -119,7 +119,7 @@ jcheck() {
 	if why=$($JCHECK "$@" 2>&1); then ok "$label"; else notok "$label: $why"; fi
 }
 
-ARCHES="x86_64 i386 s390x ppc32 mipsel mips64el"
+ARCHES="x86_64 i386 s390x ppc32 mipsel mips64el hppa sh4"
 
 # ---- valid cores ------------------------------------------------------------------------------
 for a in $ARCHES; do
