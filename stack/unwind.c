@@ -575,6 +575,16 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 			break;
 		}
 		if (!w.seg_frames) {
+			/* libdwfl 0.188 unwinds no sh4 core (its sh backend has no unwinder): the
+			 * registers still say where the thread is, so its first frame is shown and
+			 * the walk ends there */
+			if (w.nphys == 0 && u->core->target->e_machine == EM_SH) {
+				w.last_obj = cq_stack_describe(&w.ctx, w.frames, &w.index, th->pc, th->pc, CQ_FOUND_INITIAL);
+				w.nphys++;
+				snprintf(w.stop, sizeof(w.stop), "no unwinder for %s: libdwfl (elfutils %s) has none; frame 0 "
+					 "is the registers'", u->core->target->name, dwfl_version(NULL));
+				break;
+			}
 			snprintf(w.stop, sizeof(w.stop), "libdwfl gave no frame: %s", dwfl_errmsg(-1));
 			break;
 		}
@@ -617,7 +627,8 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 	/* cut short by something missing (unwind tables, code, stack memory), which `bt`
 	 * reports as a problem, as a missing file; a cycle or an inward step is what the stack
 	 * says, not something to install */
-	bool cut = !strncmp(w.stop, "no unwind information", 21) || !strncmp(w.stop, "stack memory at", 15);
+	bool cut = !strncmp(w.stop, "no unwind information", 21) || !strncmp(w.stop, "stack memory at", 15) ||
+		   !strncmp(w.stop, "no unwinder for", 15);
 	return json_pack("{s:i, s:b, s:o, s:o, s:s, s:b}", "tid", th->tid, "crashing", crashing, "frames", w.frames,
 			 "user_frame", w.user_frame >= 0 ? json_integer(w.user_frame) : json_null(), "stop", w.stop,
 			 "cut_short", cut);
