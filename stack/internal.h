@@ -55,6 +55,7 @@ enum cq_found_by {
 	CQ_FOUND_PROLOGUE,  /* prologue analysis (riscv64, Thumb-2): the stack adjustment and saves */
 	CQ_FOUND_SIGNAL,    /* the interrupted frame beyond a signal trampoline */
 	CQ_FOUND_INLINE,    /* an inlined call inside the physical frame that follows */
+	CQ_FOUND_PARISC_UNWIND, /* hppa's .PARISC.unwind descriptors (hppa.c) */
 };
 
 const char *cq_found_by_name(enum cq_found_by how);
@@ -89,19 +90,26 @@ struct cq_stack_ctx {
 	void *read_ctx;
 	bool system_lines;   /* DWARF lines in system modules too (stack.h) */
 	json_t *cache;       /* descriptions by pc and lookup address (describe.c), or NULL */
-	struct cq_stack_mips_cfi *mips; /* MIPS: the modules' CFI (mips.c), else NULL */
+	struct cq_stack_mips_cfi *mips; /* MIPS and hppa: the modules' CFI (mips.c), else NULL */
 };
 
-/* MIPS CFI (mips.c): libdw runs no MIPS CFI itself (no backend). The cache of each
- * module's CFI; create returns NULL when out of memory. */
+/* MIPS and hppa CFI (mips.c): libdw runs no MIPS or PA-RISC CFI itself (no backend). The
+ * cache of each module's CFI; create returns NULL when out of memory. */
 struct cq_stack_mips_cfi *cq_stack_mips_cfi_create(void);
 void cq_stack_mips_cfi_destroy(struct cq_stack_mips_cfi *c);
 
-/* One MIPS step through the CFI of @p at's module. False with no stop reason when the
+/* One MIPS or hppa step through the CFI of @p at's module. False with no stop reason when the
  * module has no CFI for @p at; with one when the CFI does not unwind (stop->end: the CFI
  * marks the outermost frame). */
 bool cq_stack_mips_cfi_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t at,
 			    struct cq_stack_step *out, struct cq_stack_stop *stop);
+
+/* One hppa step through the .PARISC.unwind descriptor covering @p pc (hppa.c). False with
+ * no stop reason when no descriptor covers it; with one when the descriptor does not
+ * unwind (stop->end: it marks the outermost frame). @p initial: the thread's first frame
+ * (whose rp register is still known). */
+bool cq_stack_hppa_unwind_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+			       bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 
 /* The C library, the dynamic linker, the vDSO (by the image's base name; NULL counts). */
 bool cq_stack_system_module(const char *base);

@@ -451,10 +451,11 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	const struct cq_target *t = w->u->core->target;
 	uint64_t sp = 0;
 	bool have_sp = cq_stack_reg(regs, t->dwarf_sp, &sp);
+	bool up = t->e_machine == EM_PARISC; /* hppa's stacks grow upwards */
 	if (have_sp && w->have_last_sp) {
-		if (sp < w->last_sp) {
+		if (up ? sp > w->last_sp : sp < w->last_sp) {
 			snprintf(w->stop, sizeof(w->stop), "corrupt stack? frame %u's stack pointer 0x%" PRIx64
-				 " is below its callee's (0x%" PRIx64 ")", w->index, sp, w->last_sp);
+				 " is %s its callee's (0x%" PRIx64 ")", w->index, sp, up ? "above" : "below", w->last_sp);
 			return false;
 		}
 		if (sp == w->last_sp && pc == w->last_pc) {
@@ -491,8 +492,9 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	return true;
 }
 
-/* MIPS: libdwfl 0.188 unwinds no MIPS core (no backend), so every step is coreq's: the
- * module's CFI (mips.c), or at the first frame a leaf's ra. */
+/* MIPS and hppa: libdwfl 0.188 unwinds no MIPS or PA-RISC core (no backend), so every
+ * step is coreq's: the module's CFI (mips.c), or at the first frame a leaf's ra (MIPS) or
+ * the system call's return address (hppa). */
 static void mips_walk(struct walk *w, const struct cq_thread *th)
 {
 	struct cq_stack_regs regs = w->u->start;
@@ -544,7 +546,7 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 	thread_regs(u->core, th, &u->start);
 	u->start_pc = th->pc;
 	for (;;) {
-		if (u->core->target->e_machine == EM_MIPS) {
+		if (u->core->target->e_machine == EM_MIPS || u->core->target->e_machine == EM_PARISC) {
 			mips_walk(&w, th);
 			break;
 		}
@@ -573,6 +575,16 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 			break;
 		}
 		if (!w.seg_frames) {
+			/* libdwfl 0.188 unwinds no sh4 core (its sh backend has no unwinder): the
+			 * registers still say where the thread is, so its first frame is shown and
+			 * the walk ends there */
+			if (w.nphys == 0 && u->core->target->e_machine == EM_SH) {
+				w.last_obj = cq_stack_describe(&w.ctx, w.frames, &w.index, th->pc, th->pc, CQ_FOUND_INITIAL);
+				w.nphys++;
+				snprintf(w.stop, sizeof(w.stop), "no unwinder for %s: libdwfl (elfutils %s) has none; frame 0 "
+					 "is the registers'", u->core->target->name, dwfl_version(NULL));
+				break;
+			}
 			snprintf(w.stop, sizeof(w.stop), "libdwfl gave no frame: %s", dwfl_errmsg(-1));
 			break;
 		}
@@ -615,7 +627,8 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 	/* cut short by something missing (unwind tables, code, stack memory), which `bt`
 	 * reports as a problem, as a missing file; a cycle or an inward step is what the stack
 	 * says, not something to install */
-	bool cut = !strncmp(w.stop, "no unwind information", 21) || !strncmp(w.stop, "stack memory at", 15);
+	bool cut = !strncmp(w.stop, "no unwind information", 21) || !strncmp(w.stop, "stack memory at", 15) ||
+		   !strncmp(w.stop, "no unwinder for", 15);
 	return json_pack("{s:i, s:b, s:o, s:o, s:s, s:b}", "tid", th->tid, "crashing", crashing, "frames", w.frames,
 			 "user_frame", w.user_frame >= 0 ? json_integer(w.user_frame) : json_null(), "stop", w.stop,
 			 "cut_short", cut);
@@ -748,7 +761,7 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		json_decref(u.problems);
 		return err;
 	}
-	if (core->target->e_machine == EM_MIPS)
+	if (core->target->e_machine == EM_MIPS || core->target->e_machine == EM_PARISC)
 		u.mips = cq_stack_mips_cfi_create(); /* NULL (out of memory): no CFI steps */
 	json_t *threads = json_array();
 	for (size_t k = 0; k < u.norder; k++) {

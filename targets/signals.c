@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Signal numbers by target: Linux's generic numbering (asm-generic/signal.h, also x86,
  * arm, powerpc, s390, riscv) and MIPS's own (arch/mips/include/uapi/asm/signal.h), which
- * follows IRIX: SIGBUS 10, SIGUSR1 16, SIGCHLD 18, SIGSTOP 23, SIGSYS 12. */
+ * follows IRIX: SIGBUS 10, SIGUSR1 16, SIGCHLD 18, SIGSTOP 23, SIGSYS 12; and PA-RISC's
+ * (arch/parisc/include/uapi/asm/signal.h), which follows HP-UX: SIGSTKFLT 7, SIGXCPU 12,
+ * SIGUSR1 16, SIGCHLD 18, SIGSTOP 24, SIGSYS 31. */
 #include "target.h"
 
 #include <string.h>
@@ -19,6 +21,13 @@ const char *const cq_signals_mips[32] = {
 	"SIGTERM", "SIGUSR1", "SIGUSR2", "SIGCHLD", "SIGPWR", "SIGWINCH", "SIGURG",
 	"SIGIO", "SIGSTOP", "SIGTSTP", "SIGCONT", "SIGTTIN", "SIGTTOU", "SIGVTALRM",
 	"SIGPROF", "SIGXCPU", "SIGXFSZ"};
+
+const char *const cq_signals_hppa[32] = {
+	NULL, "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGSTKFLT",
+	"SIGFPE", "SIGKILL", "SIGBUS", "SIGSEGV", "SIGXCPU", "SIGPIPE", "SIGALRM",
+	"SIGTERM", "SIGUSR1", "SIGUSR2", "SIGCHLD", "SIGPWR", "SIGVTALRM", "SIGPROF",
+	"SIGIO", "SIGWINCH", "SIGSTOP", "SIGTSTP", "SIGCONT", "SIGTTIN", "SIGTTOU",
+	"SIGURG", "SIGXFSZ", "SIGSYS"};
 
 const char *cq_target_signal_name(const struct cq_target *t, int sig)
 {
