@@ -462,9 +462,11 @@ static uint8_t *put_named_file(struct buf *b, const struct cq_target *t, uint32_
 
 /* ---- unwind ELFs (bundle.h, CQ_NT_BUNDLE_UNWIND) ---- */
 
-/* What unwinding reads: CFI and ARM EHABI tables, and the build-id to name the file. */
+/* What unwinding reads: CFI, ARM EHABI tables, hppa's unwind descriptors, and the build-id
+ * to name the file. */
 static const char *const unwind_sections[] = {".eh_frame", ".eh_frame_hdr", ".debug_frame",
-					      ".ARM.exidx", ".ARM.extab", ".note.gnu.build-id"};
+					      ".ARM.exidx", ".ARM.extab", ".PARISC.unwind",
+					      ".note.gnu.build-id"};
 /* What libdw's line tables and inlined scopes read (--with-lines); location lists for
  * the scopes' variables. .debug_aranges: libdwfl finds an address's CU through it. */
 static const char *const line_sections[] = {

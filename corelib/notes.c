@@ -80,7 +80,7 @@ static struct cq_error *note_prstatus(struct cq_core *core, const uint8_t *desc,
 				(int)h.pid, have, t->name, t->reg_block_size, have);
 	th->tid = (int32_t)h.pid;
 	th->signal = (int32_t)h.cursig;
-	th->pc = cq_thread_reg_at(core, th, (unsigned)t->pc_reg);
+	th->pc = cq_thread_reg_at(core, th, (unsigned)t->pc_reg) & ~(uint64_t)t->pc_flag_bits;
 	th->sp = cq_thread_reg_at(core, th, (unsigned)t->sp_reg);
 	if (t->tp_source == CQ_TP_REGISTER) {
 		th->tp = cq_thread_reg_at(core, th, (unsigned)t->tp_reg);

@@ -8,9 +8,9 @@
  * inflated into a memfd and its executable and libraries are copied into a private sysroot
  * under /tmp (removed at exit), so the run depends on the input only (no file of the host).
  * The target then lists *regions*: per thread (at most 8) its register block in the
- * NT_PRSTATUS note and its stack from the stack pointer up (256 KiB at most, inside the
- * segment); per image file its .eh_frame, .eh_frame_hdr, .debug_frame, .ARM.exidx and
- * .ARM.extab.
+ * NT_PRSTATUS note and its stack from the stack pointer up (down on hppa, whose stacks
+ * grow upwards; 256 KiB at most, inside the segment); per image file its .eh_frame,
+ * .eh_frame_hdr, .debug_frame, .ARM.exidx, .ARM.extab and .PARISC.unwind.
  *
  * Input: u8 base, u8 flags, then patch records: u8 region (mod the number of regions),
  * u24 offset (mod the region size), u8 length (1 + n % 16, clipped), the bytes. Records
@@ -78,6 +78,7 @@ static struct sbase bases[] = {
 	{.name = "m68k-qemu", .sysroot = "m68k"},
 	{.name = "mipsel-qemu", .sysroot = "mipsel"},
 	{.name = "mips64el-qemu", .sysroot = "mips64el"},
+	{.name = "hppa-gdbstub", .sysroot = "hppa"},
 	{.name = "sparc64-gdbstub", .sysroot = "sparc64"},
 	{.name = "alpha-gdbstub", .sysroot = "alpha"},
 };
@@ -134,7 +135,7 @@ static void add_region(struct sbase *b, int file, uint64_t off, uint64_t size, c
 static void file_regions(struct sbase *b, unsigned fi)
 {
 	static const char *const names[] = {".eh_frame", ".eh_frame_hdr", ".debug_frame", ".ARM.exidx",
-					    ".ARM.extab"};
+					    ".ARM.extab", ".PARISC.unwind"};
 	struct sfile *f = &b->files[fi];
 	struct fz_elf e;
 	if (!fz_elf_parse(&e, f->orig, f->len))
@@ -261,6 +262,10 @@ static void load_base(struct sbase *b, unsigned index)
 			if (th->sp < sg->vaddr || th->sp - sg->vaddr >= sg->filesz)
 				continue;
 			uint64_t off = sg->offset + (th->sp - sg->vaddr), n = sg->filesz - (th->sp - sg->vaddr);
+			if (core->target->e_machine == EM_PARISC) { /* the frames lie below sp */
+				n = th->sp - sg->vaddr < MAX_STACK ? th->sp - sg->vaddr : MAX_STACK;
+				off -= n;
+			}
 			if (off < b->core_len) {
 				if (n > b->core_len - off)
 					n = b->core_len - off;

@@ -116,6 +116,48 @@ static bool backchain_step(const struct cq_stack_ctx *ctx, const struct cq_stack
 	return true;
 }
 
+/* hppa: coreq runs the CFI itself (mips.c), else reads the unwind descriptor the linker
+ * made for every function (hppa.c). A thread stopped in a system call is in the kernel's
+ * gateway page (Linux maps it at 0: `ble 0x100(%sr2, %r0)`), which no module covers: the
+ * branch left the return address in r31 and moved no stack. The program's entry point
+ * was called by no function; nor was clone's child (it calls the thread's start and
+ * exits), whose step finds no return address (0, or below the thread's stack) where a
+ * parent inside clone's system call would find its caller. */
+static bool parisc_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+			bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
+{
+	uint64_t r31;
+	struct cq_symref ref;
+	struct cq_error *err = initial ? NULL : cq_core_symbolize(ctx->core, pc, &ref);
+	const char *fn = !initial && !err && ref.sym ? ref.sym->name : NULL;
+	cq_error_destroy(err);
+	if (fn && !strcmp(fn, "_start")) {
+		stop->end = true;
+		snprintf(stop->why, sizeof(stop->why), "the program's entry point, called by no function");
+		return false;
+	}
+	if (initial && pc < 0x1000 && cq_stack_reg(regs, 31, &r31) && code_address(ctx, r31 & ~(uint64_t)3)) {
+		out->regs = *regs;
+		out->ra_pc = r31 & ~(uint64_t)3;
+		cq_stack_reg(regs, ctx->core->target->dwarf_sp, &out->cfa);
+		out->how = CQ_FOUND_LR;
+		return true;
+	}
+	bool ok = cq_stack_mips_cfi_step(ctx, regs, pc, out, stop);
+	/* no FDE: the function's unwind descriptor */
+	if (!ok && !stop->why[0])
+		ok = cq_stack_hppa_unwind_step(ctx, regs, pc, initial, out, stop);
+	if (fn && !strcmp(fn, "__clone") && (!ok || !code_address(ctx, out->ra_pc))) {
+		memset(stop, 0, sizeof(*stop));
+		stop->end = true;
+		snprintf(stop->why, sizeof(stop->why), "clone's child, which starts the thread: called by no function");
+		return false;
+	}
+	if (!ok && !stop->why[0])
+		snprintf(stop->why, sizeof(stop->why), "no CFI and no .PARISC.unwind descriptor");
+	return ok;
+}
+
 bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 		       bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
 {
@@ -178,6 +220,8 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 			snprintf(stop->why, sizeof(stop->why), "no CFI, and no symbol gives the function's start");
 		return false;
 	}
+	case EM_PARISC:
+		return parisc_step(ctx, regs, pc, initial, out, stop);
 	case EM_SPARCV9:
 		return cq_stack_sparc_window_step(ctx, regs, pc, initial, out, stop);
 	case EM_ALPHA: {
@@ -215,7 +259,7 @@ const char *cq_found_by_name(enum cq_found_by how)
 	static const char *const names[] = {
 		[CQ_FOUND_INITIAL] = "initial",	 [CQ_FOUND_CFI] = "cfi",	[CQ_FOUND_FP] = "frame-pointer",
 		[CQ_FOUND_BACKCHAIN] = "back-chain", [CQ_FOUND_EXIDX] = "exidx",	[CQ_FOUND_LR] = "link-register", [CQ_FOUND_PROLOGUE] = "prologue",
-		[CQ_FOUND_SIGNAL] = "signal",	 [CQ_FOUND_INLINE] = "inline",
+		[CQ_FOUND_SIGNAL] = "signal",	 [CQ_FOUND_INLINE] = "inline", [CQ_FOUND_PARISC_UNWIND] = "parisc-unwind",
 	};
 	return names[how];
 }

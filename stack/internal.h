@@ -55,6 +55,7 @@ enum cq_found_by {
 	CQ_FOUND_PROLOGUE,  /* prologue analysis (riscv64, Thumb-2): the stack adjustment and saves */
 	CQ_FOUND_SIGNAL,    /* the interrupted frame beyond a signal trampoline */
 	CQ_FOUND_INLINE,    /* an inlined call inside the physical frame that follows */
+	CQ_FOUND_PARISC_UNWIND, /* hppa's .PARISC.unwind descriptors (hppa.c) */
 };
 
 const char *cq_found_by_name(enum cq_found_by how);
@@ -92,24 +93,32 @@ struct cq_stack_ctx {
 	void *read_ctx;
 	bool system_lines;   /* DWARF lines in system modules too (stack.h) */
 	json_t *cache;       /* descriptions by pc and lookup address (describe.c), or NULL */
-	struct cq_stack_mips_cfi *mips; /* MIPS: the modules' CFI (mips.c), else NULL */
+	struct cq_stack_mips_cfi *mips; /* MIPS and hppa: the modules' CFI (mips.c), else NULL */
 };
 
-/* MIPS and alpha CFI (mips.c): libdw runs no CFI of theirs itself (no MIPS backend, no
- * alpha unwinder). Whether coreq walks a target's stacks so; the cache of each module's
- * CFI (create returns NULL when out of memory). */
+/* MIPS, hppa and alpha CFI (mips.c): libdw runs no MIPS or PA-RISC CFI itself (no
+ * backend), nor alpha's (its backend has no unwinder). Whether coreq walks a target's
+ * stacks so; the cache of each module's CFI (create returns NULL when out of memory). */
 static inline bool cq_stack_own_cfi(const struct cq_target *t)
 {
-	return t->e_machine == 8 /* EM_MIPS */ || t->e_machine == 0x9026 /* EM_ALPHA */;
+	return t->e_machine == 8 /* EM_MIPS */ || t->e_machine == 15 /* EM_PARISC */ ||
+	       t->e_machine == 0x9026 /* EM_ALPHA */;
 }
 struct cq_stack_mips_cfi *cq_stack_mips_cfi_create(void);
 void cq_stack_mips_cfi_destroy(struct cq_stack_mips_cfi *c);
 
-/* One MIPS step through the CFI of @p at's module. False with no stop reason when the
+/* One MIPS or hppa step through the CFI of @p at's module. False with no stop reason when the
  * module has no CFI for @p at; with one when the CFI does not unwind (stop->end: the CFI
  * marks the outermost frame). */
 bool cq_stack_mips_cfi_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t at,
 			    struct cq_stack_step *out, struct cq_stack_stop *stop);
+
+/* One hppa step through the .PARISC.unwind descriptor covering @p pc (hppa.c). False with
+ * no stop reason when no descriptor covers it; with one when the descriptor does not
+ * unwind (stop->end: it marks the outermost frame). @p initial: the thread's first frame
+ * (whose rp register is still known). */
+bool cq_stack_hppa_unwind_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+			       bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 
 /* The C library, the dynamic linker, the vDSO (by the image's base name; NULL counts). */
 bool cq_stack_system_module(const char *base);

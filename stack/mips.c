@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* MIPS and alpha CFI steps (internal.h). libdw 0.188 parses a MIPS module's .eh_frame but
+/* MIPS, hppa and alpha CFI steps (internal.h). libdw 0.188 parses a MIPS module's .eh_frame but
  * runs none of it: it has no MIPS backend to give the ABI's initial rules, so
  * dwarf_cfi_addrframe fails ("unknown error") and libdwfl unwinds no MIPS core. Its alpha
  * backend has no unwinder either ("Unwinding not supported for this architecture"), so
@@ -8,7 +8,11 @@
  * e_machine reads EM_RISCV (a backend with initial rules) and applies only what MIPS's
  * ABI says survives a call: s0..s7, gp, sp and fp (r30) keep their values unless the CFI
  * saved them, the caller's pc is the return-address column (the CIE's, r31), the caller's
- * sp the CFA. Every other register is unknown in the caller. */
+ * sp the CFA. Every other register is unknown in the caller.
+ * hppa (no PA-RISC backend either) takes the same way: its .eh_frame is plain DWARF
+ * (CFA = r30 minus the frame, as its stacks grow upwards; rp, r2, the return-address
+ * column), its ABI preserves r3..r18 and dp (r27), and a return address's low two bits
+ * are the privilege level, not part of the address. */
 #include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -83,13 +87,15 @@ static void module_cfi(struct cq_stack_mips_cfi *c, Dwfl_Module *mod, Dwarf_Addr
 	*bias = e->bias;
 	size_t size = 0;
 	const char *raw = elf ? elf_rawfile(elf, &size) : NULL;
-	if (!raw || size < EI_NIDENT + 4 || raw[EI_DATA] != ELFDATA2LSB || !(e->copy = malloc(size)))
+	if (!raw || size < EI_NIDENT + 4 || (raw[EI_DATA] != ELFDATA2LSB && raw[EI_DATA] != ELFDATA2MSB) ||
+	    !(e->copy = malloc(size)))
 		return;
 	memcpy(e->copy, raw, size);
-	/* e_machine: 2 bytes at offset 18 in both classes, little-endian (mipsel, mips64el,
-	 * alpha) */
-	((unsigned char *)e->copy)[18] = EM_RISCV & 0xff;
-	((unsigned char *)e->copy)[19] = EM_RISCV >> 8;
+	/* e_machine: 2 bytes at offset 18 in both classes, in the image's byte order
+	 * (little-endian: mipsel, mips64el, alpha; big-endian: hppa) */
+	bool le = raw[EI_DATA] == ELFDATA2LSB;
+	((unsigned char *)e->copy)[le ? 18 : 19] = EM_RISCV & 0xff;
+	((unsigned char *)e->copy)[le ? 19 : 18] = EM_RISCV >> 8;
 	if ((e->elf = elf_memory(e->copy, size))) {
 		e->cfi = dwarf_getcfi_elf(e->elf);
 		if ((e->dwarf = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL)))
@@ -152,14 +158,17 @@ bool cq_stack_mips_cfi_step(const struct cq_stack_ctx *ctx, const struct cq_stac
 	cfa = (base + (uint64_t)(ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2 : (int64_t)ops[0].number)) & mask;
 	int ra_col = dwarf_frame_info(fr, NULL, NULL, NULL);
 	memset(&out->regs, 0, sizeof(out->regs));
-	/* the registers a call preserves (o32 and n64: s0..s7 16-23, gp 28, fp 30; alpha:
-	 * s0..s5 9-14, fp 15, while gp is reloaded by the caller from its return address),
-	 * then the return-address column */
+	/* the registers a call preserves (o32 and n64: s0..s7 16-23, gp 28, fp 30; hppa:
+	 * r3..r18, dp 27; alpha: s0..s5 9-14, fp 15, while gp is reloaded by the caller from
+	 * its return address), then the return-address column */
 	static const int kept_mips[] = {16, 17, 18, 19, 20, 21, 22, 23, 28, 30};
+	static const int kept_hppa[] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 27};
 	static const int kept_alpha[] = {9, 10, 11, 12, 13, 14, 15};
-	bool alpha = t->e_machine == EM_ALPHA;
-	const int *kept = alpha ? kept_alpha : kept_mips;
-	size_t nkept = alpha ? sizeof(kept_alpha) / sizeof(kept_alpha[0]) : sizeof(kept_mips) / sizeof(kept_mips[0]);
+	bool hppa = t->e_machine == EM_PARISC, alpha = t->e_machine == EM_ALPHA;
+	const int *kept = hppa ? kept_hppa : alpha ? kept_alpha : kept_mips;
+	size_t nkept = hppa ? sizeof(kept_hppa) / sizeof(kept_hppa[0])
+		     : alpha ? sizeof(kept_alpha) / sizeof(kept_alpha[0]) : sizeof(kept_mips) / sizeof(kept_mips[0]);
+	uint64_t ra_mask = hppa ? mask & ~(uint64_t)3 : mask;
 	for (size_t k = 0; k <= nkept; k++) {
 		int r = k < nkept ? kept[k] : ra_col;
 		uint64_t v;
@@ -177,7 +186,9 @@ bool cq_stack_mips_cfi_step(const struct cq_stack_ctx *ctx, const struct cq_stac
 			 * outermost frame ends when its caller's ra is unknown) */
 			if (cq_stack_reg(regs, r, &v))
 				cq_stack_set(&out->regs, r == ra_col ? -1 : r, v);
-			if (r == ra_col && !cq_stack_reg(regs, r, &out->ra_pc)) {
+			if (r == ra_col && cq_stack_reg(regs, r, &out->ra_pc))
+				out->ra_pc &= ra_mask;
+			else if (r == ra_col) {
 				/* ra is unknown past the first frame: this frame made a call, so its
 				 * return address would have been saved; a frame whose CFI keeps none
 				 * is the outermost (glibc's clone child, marked `.cfi_undefined $ra`) */
@@ -201,7 +212,7 @@ bool cq_stack_mips_cfi_step(const struct cq_stack_ctx *ctx, const struct cq_stac
 			return false;
 		}
 		if (r == ra_col)
-			out->ra_pc = v & mask;
+			out->ra_pc = v & ra_mask;
 		else
 			cq_stack_set(&out->regs, r, v & mask);
 	}

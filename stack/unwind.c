@@ -469,10 +469,11 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	const struct cq_target *t = w->u->core->target;
 	uint64_t sp = 0;
 	bool have_sp = cq_stack_reg(regs, t->dwarf_sp, &sp);
+	bool up = t->e_machine == EM_PARISC; /* hppa's stacks grow upwards */
 	if (have_sp && w->have_last_sp) {
-		if (sp < w->last_sp) {
+		if (up ? sp > w->last_sp : sp < w->last_sp) {
 			snprintf(w->stop, sizeof(w->stop), "corrupt stack? frame %u's stack pointer 0x%" PRIx64
-				 " is below its callee's (0x%" PRIx64 ")", w->index, sp, w->last_sp);
+				 " is %s its callee's (0x%" PRIx64 ")", w->index, sp, up ? "above" : "below", w->last_sp);
 			return false;
 		}
 		if (sp == w->last_sp && pc == w->last_pc) {
@@ -509,8 +510,9 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	return true;
 }
 
-/* MIPS and alpha: libdwfl 0.188 unwinds no such core (no unwinder in its backend), so
- * every step is coreq's: the module's CFI (mips.c), or at the first frame a leaf's ra. */
+/* MIPS, hppa and alpha: libdwfl 0.188 unwinds no MIPS, PA-RISC or alpha core (no backend,
+ * or no unwinder in it), so every step is coreq's: the module's CFI (mips.c), or at the
+ * first frame a leaf's ra (MIPS, alpha) or the system call's return address (hppa). */
 static void mips_walk(struct walk *w, const struct cq_thread *th)
 {
 	struct cq_stack_regs regs = w->u->start;
@@ -593,6 +595,16 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 			break;
 		}
 		if (!w.seg_frames) {
+			/* libdwfl 0.188 unwinds no sh4 core (its sh backend has no unwinder): the
+			 * registers still say where the thread is, so its first frame is shown and
+			 * the walk ends there */
+			if (w.nphys == 0 && u->core->target->e_machine == EM_SH) {
+				w.last_obj = cq_stack_describe(&w.ctx, w.frames, &w.index, th->pc, th->pc, CQ_FOUND_INITIAL);
+				w.nphys++;
+				snprintf(w.stop, sizeof(w.stop), "no unwinder for %s: libdwfl (elfutils %s) has none; frame 0 "
+					 "is the registers'", u->core->target->name, dwfl_version(NULL));
+				break;
+			}
 			snprintf(w.stop, sizeof(w.stop), "libdwfl gave no frame: %s", dwfl_errmsg(-1));
 			break;
 		}
@@ -637,7 +649,8 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 	/* cut short by something missing (unwind tables, code, stack memory), which `bt`
 	 * reports as a problem, as a missing file; a cycle or an inward step is what the stack
 	 * says, not something to install */
-	bool cut = !strncmp(w.stop, "no unwind information", 21) || !strncmp(w.stop, "stack memory at", 15);
+	bool cut = !strncmp(w.stop, "no unwind information", 21) || !strncmp(w.stop, "stack memory at", 15) ||
+		   !strncmp(w.stop, "no unwinder for", 15);
 	return json_pack("{s:i, s:b, s:o, s:o, s:s, s:b}", "tid", th->tid, "crashing", crashing, "frames", w.frames,
 			 "user_frame", w.user_frame >= 0 ? json_integer(w.user_frame) : json_null(), "stop", w.stop,
 			 "cut_short", cut);

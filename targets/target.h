@@ -91,6 +91,9 @@ struct cq_target {
 	const struct cq_reg *regs;
 	uint16_t nregs;
 	int16_t pc_reg, sp_reg;  /**< indices into regs */
+	/** Low bits of the pc register that are not part of the address (hppa: the privilege
+	 * level, 3 in user mode); a thread's pc has them cleared, as gdb's $pc. */
+	uint8_t pc_flag_bits;
 	/**
 	 * DWARF columns of the ABI: the return address (what CFI's default return-address
 	 * column holds: the pc on x86, the link register elsewhere; 65 on powerpc, as GCC's
@@ -109,8 +112,8 @@ struct cq_target {
 	 * target; corelib resolves TLS through glibc's DTV, whose pointers are unbiased.
 	 */
 	uint32_t tls_tp_bias;
-	/** Signal names by number 0..31 (cq_signals_generic when NULL; MIPS, sparc and alpha
-	 * number their own). */
+	/** Signal names by number 0..31 (cq_signals_generic when NULL; MIPS, hppa, sparc and
+	 * alpha number their own). */
 	const char *const *signals;
 	/** siginfo_t has si_code before si_errno (MIPS), not si_errno before si_code. */
 	bool siginfo_code_first;
@@ -125,10 +128,11 @@ struct cq_target {
 	uint32_t e_flags_mask, e_flags_value;
 };
 
-/** Linux's generic signal names by number (index 0 is NULL), MIPS's, and the numbering
- * sparc and alpha share. */
+/** Linux's generic signal names by number (index 0 is NULL), MIPS's, PA-RISC's, and the
+ * numbering sparc and alpha share. */
 extern const char *const cq_signals_generic[32];
 extern const char *const cq_signals_mips[32];
+extern const char *const cq_signals_hppa[32];
 extern const char *const cq_signals_sparc_alpha[32];
 
 /** The name of signal @p sig on target @p t ("SIGSTOP"), or NULL. */

@@ -98,6 +98,7 @@ part "backtraces from bundles (the fixture cores)" python3 tests/fixture/bt_bund
 part "stack tree across processes (coreq stacks)" python3 tests/fixture/stacks.py
 part "backtraces through libomp (OpenMP fixture bundles)" python3 tests/fixture/bt_omp.py
 part "hostile stacks" python3 tests/fixture/hostile_bt.py
+part "sh4: the one real sh4 core (qemu's dump of ld.so's crash) against gdb" python3 tests/fixture/sh4_core.py
 part "make install, installed type donors, coreq donor" python3 tests/fixture/install.py
 untouched() {
 	if fixture_sums | cmp -s - "$sums"; then

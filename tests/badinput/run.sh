@@ -119,7 +119,7 @@ jcheck() {
 	if why=$($JCHECK "$@" 2>&1); then ok "$label"; else notok "$label: $why"; fi
 }
 
-ARCHES="x86_64 i386 s390x ppc32 mipsel mips64el sparc64 alpha"
+ARCHES="x86_64 i386 s390x ppc32 mipsel mips64el hppa sh4 sparc64 alpha"
 
 # ---- valid cores ------------------------------------------------------------------------------
 for a in $ARCHES; do
@@ -255,6 +255,19 @@ fatal "--max-inflate 0" 2 "bad --max-inflate" info --max-inflate 0 x86_64.core
 fatal "read LEN 0" 2 "bad ADDR or LEN" read x86_64.core 0x10000 0
 fatal "read bad --as" 2 "--as must be" read --as u7 x86_64.core 0x10000 4
 fatal "unknown command" 2 "unknown command" frobnicate x86_64.core
+
+# ---- stacks without unwind tables ---------------------------------------------------------------
+# sh4: libdwfl 0.188 unwinds no sh4 core: frame 0 from the registers and the reason (exit 1:
+# cut short); hppa: coreq's own walk, the synthetic executable has no unwind tables. The pc
+# of hppa's core has its privilege bits set (3): frame 0 is without them.
+if status "sh4.core: bt --json" 1 bt --json sh4.core sh4.exe; then
+	jcheck "sh4.core: frame 0 of each thread, and why the walk ends there" expr "$OUT" \
+		'[[f["pc"] for f in t["frames"]] for t in d["threads"]] == [["0x10020"], ["0x10040"]] and all(t["cut_short"] and t["stop"].startswith("no unwinder for sh4: libdwfl (elfutils ") for t in d["threads"])'
+fi
+if status "hppa.core: bt --json" 1 bt --json hppa.core hppa.exe; then
+	jcheck "hppa.core: frame 0 of each thread without the privilege bits, and why the walk ends" expr "$OUT" \
+		'[[f["pc"] for f in t["frames"]] for t in d["threads"]] == [["0x10020"], ["0x10040"]] and all(t["cut_short"] and "no CFI and no .PARISC.unwind descriptor" in t["stop"] for t in d["threads"])'
+fi
 
 # ---- malformed cores that still open: partial answers ------------------------------------------
 for a in $ARCHES; do

@@ -195,7 +195,8 @@ static uint8_t *make_prstatus(const struct cq_target *t, const struct thread_spe
 	for (unsigned i = 0; i < t->nregs; i++)
 		if (strcmp(t->regs[i].name, "tp") != 0)
 			set_reg(t, regs, (int)i, 0x100 + i);
-	set_reg(t, regs, t->pc_reg, th->pc);
+	/* hppa's pc register carries the privilege level (3) in its low bits: not the pc */
+	set_reg(t, regs, t->pc_reg, th->pc | t->pc_flag_bits);
 	set_reg(t, regs, t->sp_reg, th->sp);
 	if (t->tp_reg >= 0)
 		set_reg(t, regs, t->tp_reg, th->tp);
@@ -905,7 +906,8 @@ static void malformed(const struct cq_target *t, const struct image *v)
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
-static const char *const valid_arches[] = {"x86_64", "i386", "s390x", "ppc32", "mipsel", "mips64el", "sparc64", "alpha"};
+static const char *const valid_arches[] = {"x86_64", "i386", "s390x", "ppc32", "mipsel", "mips64el",
+					   "hppa", "sh4", "sparc64", "alpha"};
 
 int main(int argc, char **argv)
 {
