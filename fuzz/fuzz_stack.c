@@ -79,6 +79,8 @@ static struct sbase bases[] = {
 	{.name = "mipsel-qemu", .sysroot = "mipsel"},
 	{.name = "mips64el-qemu", .sysroot = "mips64el"},
 	{.name = "hppa-gdbstub", .sysroot = "hppa"},
+	{.name = "sparc64-gdbstub", .sysroot = "sparc64"},
+	{.name = "alpha-gdbstub", .sysroot = "alpha"},
 };
 #define NBASES (sizeof(bases) / sizeof(bases[0]))
 

@@ -14,6 +14,9 @@
 #ifndef EM_RISCV
 #define EM_RISCV 243
 #endif
+#ifndef EM_ALPHA
+#define EM_ALPHA 0x9026
+#endif
 
 /* A frame is not larger than this (glibc's default thread stack is 8 MiB). */
 #define MAX_FRAME_BYTES (UINT64_C(8) << 20)
@@ -219,6 +222,31 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 	}
 	case EM_PARISC:
 		return parisc_step(ctx, regs, pc, initial, out, stop);
+	case EM_SPARCV9:
+		return cq_stack_sparc_window_step(ctx, regs, pc, initial, out, stop);
+	case EM_ALPHA: {
+		/* glibc's alpha entry point: its CFI leaves no caller (the kernel started it) */
+		struct cq_symref ref;
+		struct cq_error *err = cq_core_symbolize(ctx->core, pc, &ref);
+		bool entry = !err && ref.sym && ref.sym->name && !strcmp(ref.sym->name, "_start");
+		cq_error_destroy(err);
+		if (entry) {
+			stop->end = true;
+			snprintf(stop->why, sizeof(stop->why), "the program's entry point, called by no function");
+			return false;
+		}
+		/* coreq runs the CFI itself (mips.c); a function without any: a leaf's ra at
+		 * the thread's first frame */
+		if (cq_stack_mips_cfi_step(ctx, regs, pc, out, stop))
+			return true;
+		if (stop->why[0])
+			return false;
+		if (initial && lr_step(ctx, regs, pc, out, stop))
+			return true;
+		if (!stop->why[0])
+			snprintf(stop->why, sizeof(stop->why), "no CFI (alpha has no frame-pointer chain the ABI defines)");
+		return false;
+	}
 	default:
 		snprintf(stop->why, sizeof(stop->why), "no CFI, and libdwfl's fallback for %s found no frame",
 			 ctx->core->target->name);

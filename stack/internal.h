@@ -74,6 +74,9 @@ struct cq_stack_step {
 struct cq_stack_stop {
 	bool end;
 	bool no_code;   /* the step needed the function's code, which the core lacks */
+	/* why is the whole stop reason: neither the ABI's end nor something missing to
+	 * install (sparc64: a window whose saved %i6 is 0, outermost or never flushed) */
+	bool verbatim;
 	char why[200];
 };
 
@@ -93,8 +96,14 @@ struct cq_stack_ctx {
 	struct cq_stack_mips_cfi *mips; /* MIPS and hppa: the modules' CFI (mips.c), else NULL */
 };
 
-/* MIPS and hppa CFI (mips.c): libdw runs no MIPS or PA-RISC CFI itself (no backend). The
- * cache of each module's CFI; create returns NULL when out of memory. */
+/* MIPS, hppa and alpha CFI (mips.c): libdw runs no MIPS or PA-RISC CFI itself (no
+ * backend), nor alpha's (its backend has no unwinder). Whether coreq walks a target's
+ * stacks so; the cache of each module's CFI (create returns NULL when out of memory). */
+static inline bool cq_stack_own_cfi(const struct cq_target *t)
+{
+	return t->e_machine == 8 /* EM_MIPS */ || t->e_machine == 15 /* EM_PARISC */ ||
+	       t->e_machine == 0x9026 /* EM_ALPHA */;
+}
 struct cq_stack_mips_cfi *cq_stack_mips_cfi_create(void);
 void cq_stack_mips_cfi_destroy(struct cq_stack_mips_cfi *c);
 
@@ -118,7 +127,7 @@ bool cq_stack_system_module(const char *base);
  * One step from the frame with registers @p regs at @p pc (its lookup address: pc - 1 for
  * a return address), @p initial when it is the thread's first frame. Chooses by
  * architecture: EHABI on arm (the prologue where a function has no entry), the back chain on
- * powerpc, the prologue on m68k; on riscv64 the prologue, a leaf's
+ * powerpc, the prologue on m68k, the register windows on sparc64; on riscv64 the prologue, a leaf's
  * link register (initial frame), then the frame pointer. True with *@p out filled, or false
  * with *@p stop saying why.
  */
@@ -137,6 +146,14 @@ bool cq_stack_mips_prologue_step(const struct cq_stack_ctx *ctx, const struct cq
 
 /* Thumb-2 prologue analysis (prologue.c), for functions without an .ARM.exidx entry. */
 bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+				bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
+
+/* sparc64 register-window step (sparc.c), for functions without CFI: a leaf's %o7 before
+ * its `save`, else the caller's window from the save area at %i6 + 2047. A window whose
+ * saved %i6 is 0 ends the walk with CQ_STACK_SPARC_I6_ZERO, whichever step read it. */
+#define CQ_STACK_SPARC_I6_ZERO \
+	"its register window saved %i6 0: the outermost frame, or a window never flushed to the stack"
+bool cq_stack_sparc_window_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 				bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 
 /* m68k prologue analysis (prologue.c), for functions with a symbol and no CFI. */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* MIPS CFI steps (internal.h). libdw 0.188 parses a MIPS module's .eh_frame but runs none
- * of it: it has no MIPS backend to give the ABI's initial rules, so dwarf_cfi_addrframe
- * fails ("unknown error") and libdwfl unwinds no MIPS core. The FDEs and CIEs themselves
+/* MIPS, hppa and alpha CFI steps (internal.h). libdw 0.188 parses a MIPS module's .eh_frame but
+ * runs none of it: it has no MIPS backend to give the ABI's initial rules, so
+ * dwarf_cfi_addrframe fails ("unknown error") and libdwfl unwinds no MIPS core. Its alpha
+ * backend has no unwinder either ("Unwinding not supported for this architecture"), so
+ * alpha's CFI goes the same way, with alpha's callee-saved registers. The FDEs and CIEs themselves
  * name no ABI, so coreq hands libdw a private copy of the module's ELF image whose
  * e_machine reads EM_RISCV (a backend with initial rules) and applies only what MIPS's
  * ABI says survives a call: s0..s7, gp, sp and fp (r30) keep their values unless the CFI
@@ -24,6 +26,9 @@
 
 #ifndef EM_RISCV
 #define EM_RISCV 243
+#endif
+#ifndef EM_ALPHA
+#define EM_ALPHA 0x9026
 #endif
 
 struct cq_stack_mips_cfi {
@@ -87,7 +92,7 @@ static void module_cfi(struct cq_stack_mips_cfi *c, Dwfl_Module *mod, Dwarf_Addr
 		return;
 	memcpy(e->copy, raw, size);
 	/* e_machine: 2 bytes at offset 18 in both classes, in the image's byte order
-	 * (little-endian: mipsel, mips64el; big-endian: hppa) */
+	 * (little-endian: mipsel, mips64el, alpha; big-endian: hppa) */
 	bool le = raw[EI_DATA] == ELFDATA2LSB;
 	((unsigned char *)e->copy)[le ? 18 : 19] = EM_RISCV & 0xff;
 	((unsigned char *)e->copy)[le ? 19 : 18] = EM_RISCV >> 8;
@@ -154,12 +159,15 @@ bool cq_stack_mips_cfi_step(const struct cq_stack_ctx *ctx, const struct cq_stac
 	int ra_col = dwarf_frame_info(fr, NULL, NULL, NULL);
 	memset(&out->regs, 0, sizeof(out->regs));
 	/* the registers a call preserves (o32 and n64: s0..s7 16-23, gp 28, fp 30; hppa:
-	 * r3..r18, dp 27), then the return-address column */
+	 * r3..r18, dp 27; alpha: s0..s5 9-14, fp 15, while gp is reloaded by the caller from
+	 * its return address), then the return-address column */
 	static const int kept_mips[] = {16, 17, 18, 19, 20, 21, 22, 23, 28, 30};
 	static const int kept_hppa[] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 27};
-	bool hppa = t->e_machine == EM_PARISC;
-	const int *kept = hppa ? kept_hppa : kept_mips;
-	size_t nkept = hppa ? sizeof(kept_hppa) / sizeof(kept_hppa[0]) : sizeof(kept_mips) / sizeof(kept_mips[0]);
+	static const int kept_alpha[] = {9, 10, 11, 12, 13, 14, 15};
+	bool hppa = t->e_machine == EM_PARISC, alpha = t->e_machine == EM_ALPHA;
+	const int *kept = hppa ? kept_hppa : alpha ? kept_alpha : kept_mips;
+	size_t nkept = hppa ? sizeof(kept_hppa) / sizeof(kept_hppa[0])
+		     : alpha ? sizeof(kept_alpha) / sizeof(kept_alpha[0]) : sizeof(kept_mips) / sizeof(kept_mips[0]);
 	uint64_t ra_mask = hppa ? mask & ~(uint64_t)3 : mask;
 	for (size_t k = 0; k <= nkept; k++) {
 		int r = k < nkept ? kept[k] : ra_col;

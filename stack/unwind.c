@@ -401,10 +401,28 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	/* a CFA below the frame's own stack pointer (crafted CFI): its caller would be found
 	 * inwards, in memory the frame does not own; libdwfl would read a return address
 	 * there (often 0: a silent "end of stack") */
-	if (cfa && have_sp && cfa < sp && !w->last_signal) {
+	/* sparc64's %sp is biased: the frame starts 2047 bytes above what the register holds */
+	uint64_t bias = w->u->core->target->e_machine == 43 /* EM_SPARCV9 */ && (sp & 1) ? 2047 : 0;
+	if (bias && cfa == bias) {
+		/* the window's saved %i6 is 0: _start's, or a save area never written because
+		 * the window was never flushed (qemu's gdbstub cores: the kernel flushes). The
+		 * frame itself is known (its pc and sp came from its callee's window); its CFA
+		 * is not, and the walk ends with it. */
+		json_object_set_new(f, "cfa", json_null());
+		w->last_obj = f;
+		if (w->user_frame < 0 && user_frame(w, f))
+			w->user_frame = (int)json_integer_value(json_object_get(f, "index"));
+		w->nphys++;
+		char name[160];
+		last_frame_name(w, name, sizeof(name));
+		snprintf(w->stop, sizeof(w->stop), "%s: %s", name, CQ_STACK_SPARC_I6_ZERO);
+		return DWARF_CB_ABORT;
+	}
+	if (cfa && have_sp && cfa < sp + bias && !w->last_signal) {
 		w->nphys++;
 		snprintf(w->stop, sizeof(w->stop), "corrupt stack? the CFI of frame %u puts its CFA 0x%" PRIx64
-			 " below its stack pointer 0x%" PRIx64, w->nphys - 1, cfa, sp);
+			 " below its stack pointer 0x%" PRIx64 "%s", w->nphys - 1, cfa, sp,
+			 bias ? " (+ the stack bias 2047)" : "");
 		return DWARF_CB_ABORT;
 	}
 	w->last = regs;
@@ -492,9 +510,9 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	return true;
 }
 
-/* MIPS and hppa: libdwfl 0.188 unwinds no MIPS or PA-RISC core (no backend), so every
- * step is coreq's: the module's CFI (mips.c), or at the first frame a leaf's ra (MIPS) or
- * the system call's return address (hppa). */
+/* MIPS, hppa and alpha: libdwfl 0.188 unwinds no MIPS, PA-RISC or alpha core (no backend,
+ * or no unwinder in it), so every step is coreq's: the module's CFI (mips.c), or at the
+ * first frame a leaf's ra (MIPS, alpha) or the system call's return address (hppa). */
 static void mips_walk(struct walk *w, const struct cq_thread *th)
 {
 	struct cq_stack_regs regs = w->u->start;
@@ -513,7 +531,9 @@ static void mips_walk(struct walk *w, const struct cq_thread *th)
 			return;
 		}
 		if (!cq_stack_fallback(&w->ctx, &regs, at, w->nphys == 1, &st, &why)) {
-			if (why.end)
+			if (why.verbatim)
+				snprintf(w->stop, sizeof(w->stop), "%s: %s", name, why.why);
+			else if (why.end)
 				snprintf(w->stop, sizeof(w->stop), "end of stack (%s: %s)", name, why.why);
 			else if (w->u->faulted)
 				snprintf(w->stop, sizeof(w->stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
@@ -546,7 +566,7 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 	thread_regs(u->core, th, &u->start);
 	u->start_pc = th->pc;
 	for (;;) {
-		if (u->core->target->e_machine == EM_MIPS || u->core->target->e_machine == EM_PARISC) {
+		if (cq_stack_own_cfi(u->core->target)) {
 			mips_walk(&w, th);
 			break;
 		}
@@ -599,7 +619,9 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 		/* no CFI: libdwfl's own fallback failed (a read of it may have faulted); coreq's
 		 * step knows where the ABI ends a stack (a zero back chain, EXIDX_CANTUNWIND) */
 		if (!cq_stack_fallback(&w.ctx, &w.last, w.last_at, w.nphys == 1, &st, &why)) {
-			if (why.end)
+			if (why.verbatim)
+				snprintf(w.stop, sizeof(w.stop), "%s: %s", name, why.why);
+			else if (why.end)
 				snprintf(w.stop, sizeof(w.stop), "end of stack (%s: %s)", name, why.why);
 			else if (u->faulted)
 				snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
@@ -761,7 +783,7 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		json_decref(u.problems);
 		return err;
 	}
-	if (core->target->e_machine == EM_MIPS || core->target->e_machine == EM_PARISC)
+	if (cq_stack_own_cfi(core->target))
 		u.mips = cq_stack_mips_cfi_create(); /* NULL (out of memory): no CFI steps */
 	json_t *threads = json_array();
 	for (size_t k = 0; k < u.norder; k++) {

@@ -112,7 +112,8 @@ struct cq_target {
 	 * target; corelib resolves TLS through glibc's DTV, whose pointers are unbiased.
 	 */
 	uint32_t tls_tp_bias;
-	/** Signal names by number 0..31 (cq_signals_generic when NULL; MIPS and hppa number their own). */
+	/** Signal names by number 0..31 (cq_signals_generic when NULL; MIPS, hppa, sparc and
+	 * alpha number their own). */
 	const char *const *signals;
 	/** siginfo_t has si_code before si_errno (MIPS), not si_errno before si_code. */
 	bool siginfo_code_first;
@@ -127,10 +128,12 @@ struct cq_target {
 	uint32_t e_flags_mask, e_flags_value;
 };
 
-/** Linux's generic signal names by number (index 0 is NULL), MIPS's and PA-RISC's. */
+/** Linux's generic signal names by number (index 0 is NULL), MIPS's, PA-RISC's, and the
+ * numbering sparc and alpha share. */
 extern const char *const cq_signals_generic[32];
 extern const char *const cq_signals_mips[32];
 extern const char *const cq_signals_hppa[32];
+extern const char *const cq_signals_sparc_alpha[32];
 
 /** The name of signal @p sig on target @p t ("SIGSTOP"), or NULL. */
 const char *cq_target_signal_name(const struct cq_target *t, int sig);

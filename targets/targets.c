@@ -6,7 +6,7 @@
 extern const struct cq_target cq_target_x86_64, cq_target_i386, cq_target_aarch64,
 	cq_target_armhf, cq_target_s390x, cq_target_ppc64, cq_target_ppc32, cq_target_riscv64,
 	cq_target_ppc64le, cq_target_armel, cq_target_m68k, cq_target_mipsel, cq_target_mips64el,
-	cq_target_hppa, cq_target_sh4;
+	cq_target_hppa, cq_target_sh4, cq_target_sparc64, cq_target_alpha;
 
 const struct cq_target *const cq_targets[] = {
 	&cq_target_x86_64, &cq_target_i386,  &cq_target_aarch64,
@@ -15,6 +15,7 @@ const struct cq_target *const cq_targets[] = {
 	&cq_target_armel,  &cq_target_m68k,
 	&cq_target_mipsel, &cq_target_mips64el,
 	&cq_target_hppa,   &cq_target_sh4,
+	&cq_target_sparc64, &cq_target_alpha,
 };
 const size_t cq_ntargets = sizeof(cq_targets) / sizeof(cq_targets[0]);
 

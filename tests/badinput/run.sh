@@ -119,7 +119,7 @@ jcheck() {
 	if why=$($JCHECK "$@" 2>&1); then ok "$label"; else notok "$label: $why"; fi
 }
 
-ARCHES="x86_64 i386 s390x ppc32 mipsel mips64el hppa sh4"
+ARCHES="x86_64 i386 s390x ppc32 mipsel mips64el hppa sh4 sparc64 alpha"
 
 # ---- valid cores ------------------------------------------------------------------------------
 for a in $ARCHES; do
@@ -271,7 +271,7 @@ fi
 
 # ---- malformed cores that still open: partial answers ------------------------------------------
 for a in $ARCHES; do
-	if [ "$a" = x86_64 ] || [ "$a" = s390x ] || [ "$a" = mips64el ]; then a2=0x7f0000000000; a3=0x7f0000100000; else
+	if [ "$a" = x86_64 ] || [ "$a" = s390x ] || [ "$a" = mips64el ] || [ "$a" = sparc64 ] || [ "$a" = alpha ]; then a2=0x7f0000000000; a3=0x7f0000100000; else
 		a2=0x40000000; a3=0x40100000; fi
 	# Truncated inside segment 1: the first half reads, the second half faults.
 	f=$a-trunc-load1.core

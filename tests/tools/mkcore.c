@@ -907,7 +907,7 @@ static void malformed(const struct cq_target *t, const struct image *v)
 /* ---- main ---------------------------------------------------------------------------------- */
 
 static const char *const valid_arches[] = {"x86_64", "i386", "s390x", "ppc32", "mipsel", "mips64el",
-					   "hppa", "sh4"};
+					   "hppa", "sh4", "sparc64", "alpha"};
 
 int main(int argc, char **argv)
 {

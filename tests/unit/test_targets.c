@@ -22,6 +22,7 @@ static const struct {
 	{"armel", "armel-qemu"},     {"m68k", "m68k-qemu"},
 	{"mipsel", "mipsel-qemu"},   {"mips64el", "mips64el-qemu"},
 	{"hppa", "hppa-gdbstub"},    {"sh4", NULL}, /* no sh4 core can be made here: qemu runs no sh4 glibc */
+	{"sparc64", "sparc64-gdbstub"}, {"alpha", "alpha-gdbstub"},
 };
 
 #define MAX_DWARF 512
@@ -94,7 +95,9 @@ static bool elfutils_names(const struct cq_target *t, const char *fixture)
 static bool same_name(const char *ours, const char *theirs)
 {
 	static const char *const alias[][2] = {{"eflags", "rflags"}, {"ccr", "cr"}, {"fs_base", "fs.base"},
-					       {"gs_base", "gs.base"}, {"fp", "a6"}, {"sp", "a7"}};
+					       {"gs_base", "gs.base"}, {"fp", "a6"}, {"sp", "a7"},
+					       /* sparc64: %o6 and %i6 by their roles, tstate; alpha's r15 */
+					       {"sp", "o6"}, {"fp", "i6"}, {"tstate", "state"}, {"fp", "s6"}};
 	if (!strcmp(ours, theirs))
 		return true;
 	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
@@ -176,6 +179,7 @@ static const struct {
 	{"armel", 148},  {"m68k", 154},
 	{"mipsel", 256}, {"mips64el", 480},
 	{"hppa", 396},   {"sh4", 168},
+	{"sparc64", 408}, {"alpha", 384},
 };
 
 int main(void)
@@ -280,6 +284,25 @@ int main(void)
 	CHECK(cq_target_find(EM_SH, ELFCLASS32, true) == sh);
 	CHECK(cq_target_find(EM_SH, ELFCLASS32, false) == NULL);
 	CHECK_U64(cq_target_signal_number(mo, "SIGNONE"), (uint64_t)-1);
+	/* sparc and alpha: SunOS's and OSF/1's numbers (asm/signal.h of each) */
+	const struct cq_target *sp64 = cq_target_by_name("sparc64"), *alpha = cq_target_by_name("alpha");
+	CHECK_U64(cq_target_signal_number(sp64, "SIGSTOP"), 17);
+	CHECK_U64(cq_target_signal_number(sp64, "SIGCHLD"), 20);
+	CHECK_U64(cq_target_signal_number(sp64, "SIGUSR1"), 30);
+	CHECK_U64(cq_target_signal_number(alpha, "SIGBUS"), 10);
+	CHECK_U64(cq_target_signal_number(alpha, "SIGABRT"), 6);
+	CHECK(!strcmp(cq_target_signal_name(alpha, 29), "SIGPWR") && !strcmp(cq_target_signal_name(alpha, 7), "SIGEMT"));
+	/* sparc64: pr_reg g0-g7 o0-o7 l0-l7 i0-i7 tstate tpc tnpc y; tp %g7; pc DWARF 80 */
+	CHECK_U64(sp64->regs[sp64->pc_reg].offset, 33 * 8);
+	CHECK_U64(sp64->regs[sp64->sp_reg].offset, 14 * 8);
+	CHECK_U64(sp64->regs[sp64->tp_reg].offset, 7 * 8);
+	CHECK_U64(sp64->regs[sp64->pc_reg].dwarf, 80);
+	CHECK(sp64->tls_variant == CQ_TLS_VARIANT_II && !sp64->little_endian);
+	/* alpha: r0-r30, pc, unique (the thread pointer) */
+	CHECK_U64(alpha->regs[alpha->pc_reg].offset, 31 * 8);
+	CHECK_U64(alpha->regs[alpha->tp_reg].offset, 32 * 8);
+	CHECK_U64(alpha->regs[alpha->sp_reg].dwarf, 30);
+	CHECK(alpha->tls_variant == CQ_TLS_VARIANT_I && alpha->little_endian);
 	for (size_t i = 0; i < cq_ntargets; i++) {
 		bool distinct = true; /* each number names one signal */
 		for (int a = 1; a < 32; a++)
@@ -291,7 +314,7 @@ int main(void)
 	char list[256];
 	CHECK(!strcmp(cq_target_names(list, sizeof(list)),
 		      "x86_64 i386 aarch64 armhf s390x ppc64 ppc32 riscv64 ppc64le armel m68k mipsel mips64el "
-		      "hppa sh4"));
+		      "hppa sh4 sparc64 alpha"));
 	CHECK(!strcmp(cq_target_names(list, 12), "x86_64 i386"));
 	/* EF_ARM_ABI_FLOAT_SOFT / _HARD of Debian's armel and armhf libc; e_flags 0 (cores) */
 	const struct cq_target *armhf = cq_target_by_name("armhf"), *armel = cq_target_by_name("armel");

@@ -288,10 +288,11 @@ static void tls_text(json_t *d)
 	json_array_foreach(json_object_get(d, "threads"), i, t) {
 		json_t *a = json_object_get(t, "address"), *v = json_object_get(t, "value");
 		json_t *e = json_object_get(t, "error");
-		printf("thread %lld: %s%s%s%s\n", (long long)json_integer_value(json_object_get(t, "tid")),
+		printf("thread %lld: %s%s%s%s%s%s\n", (long long)json_integer_value(json_object_get(t, "tid")),
 		       json_is_string(a) ? cq_esc(json_string_value(a)) : "unavailable",
 		       json_is_string(v) ? " = " : "", json_is_string(v) ? cq_esc(json_string_value(v)) : "",
-		       json_is_string(e) ? cq_esc(json_string_value(e)) : "");
+		       json_is_string(e) ? " (" : "", json_is_string(e) ? cq_esc(json_string_value(e)) : "",
+		       json_is_string(e) ? ")" : "");
 	}
 }
 
