@@ -150,11 +150,16 @@ bool cq_stack_arm_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_
 
 /* sparc64 register-window step (sparc.c), for functions without CFI: a leaf's %o7 before
  * its `save`, else the caller's window from the save area at %i6 + 2047. A window whose
- * saved %i6 is 0 ends the walk with CQ_STACK_SPARC_I6_ZERO, whichever step read it. */
-#define CQ_STACK_SPARC_I6_ZERO \
-	"its register window saved %i6 0: the outermost frame, or a window never flushed to the stack"
+ * saved %i6 is 0 ends the walk with CQ_STACK_SPARC_I6_ZERO, whichever step read it; the walk
+ * then says whether that is where a stack starts (cq_stack_sparc_outermost()). */
+#define CQ_STACK_SPARC_I6_ZERO "its register window saved %i6 0"
 bool cq_stack_sparc_window_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 				bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
+/* Whether a stack may start in @p function (NULL: unknown): where a window that saved %i6 0
+ * is the outermost (_start, the clone child, the functions they call first). Elsewhere a
+ * zero %i6 is a save area never written (the window was not flushed): the stack is cut
+ * short. */
+bool cq_stack_sparc_outermost(const char *function);
 
 /* m68k prologue analysis (prologue.c), for functions with a symbol and no CFI. */
 bool cq_stack_m68k_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,

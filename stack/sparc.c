@@ -120,3 +120,13 @@ bool cq_stack_sparc_window_step(const struct cq_stack_ctx *ctx, const struct cq_
 	out->how = CQ_FOUND_BACKCHAIN;
 	return true;
 }
+
+bool cq_stack_sparc_outermost(const char *function)
+{
+	static const char *const starts[] = {"_start", "__libc_start_main", "__libc_start_call_main", "__clone",
+					     "clone", "__clone3", "start_thread"};
+	for (size_t i = 0; function && i < sizeof(starts) / sizeof(starts[0]); i++)
+		if (!strcmp(function, starts[i]))
+			return true;
+	return false;
+}

@@ -651,6 +651,21 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 	 * says, not something to install */
 	bool cut = !strncmp(w.stop, "no unwind information", 21) || !strncmp(w.stop, "stack memory at", 15) ||
 		   !strncmp(w.stop, "no unwinder for", 15);
+	/* sparc64: a zero saved %i6 where no stack starts is a window never flushed to the
+	 * stack (qemu's gdbstub cores; the kernel flushes before dumping), not the stack's end */
+	if (strstr(w.stop, CQ_STACK_SPARC_I6_ZERO)) {
+		char name[160];
+		last_frame_name(&w, name, sizeof(name));
+		if (cq_stack_sparc_outermost(json_string_value(json_object_get(w.last_obj, "function")))) {
+			snprintf(w.stop, sizeof(w.stop), "end of stack (%s: %s: where a stack starts)", name,
+				 CQ_STACK_SPARC_I6_ZERO);
+		} else {
+			snprintf(w.stop, sizeof(w.stop), "%s: %s, and no stack starts there: its window was never "
+				 "flushed to the stack (the kernel flushes before dumping a core; qemu's gdbstub does not)",
+				 name, CQ_STACK_SPARC_I6_ZERO);
+			cut = true;
+		}
+	}
 	return json_pack("{s:i, s:b, s:o, s:o, s:s, s:b}", "tid", th->tid, "crashing", crashing, "frames", w.frames,
 			 "user_frame", w.user_frame >= 0 ? json_integer(w.user_frame) : json_null(), "stop", w.stop,
 			 "cut_short", cut);
