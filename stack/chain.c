@@ -158,6 +158,21 @@ static bool parisc_step(const struct cq_stack_ctx *ctx, const struct cq_stack_re
 	return ok;
 }
 
+/* Whether @p pc is in the program's entry point @p name (glibc's `__start` or `_start`),
+ * which the kernel started: then *@p stop says the stack ends there. */
+static bool entry_point(const struct cq_stack_ctx *ctx, uint64_t pc, const char *name, struct cq_stack_stop *stop)
+{
+	struct cq_symref ref;
+	struct cq_error *err = cq_core_symbolize(ctx->core, pc, &ref);
+	bool entry = !err && ref.sym && ref.sym->name && !strcmp(ref.sym->name, name);
+	cq_error_destroy(err);
+	if (entry) {
+		stop->end = true;
+		snprintf(stop->why, sizeof(stop->why), "the program's entry point, called by no function");
+	}
+	return entry;
+}
+
 bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 		       bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
 {
@@ -191,15 +206,8 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 		return false;
 	case EM_MIPS: {
 		/* glibc's MIPS entry point has no CFI and no caller: the kernel started it */
-		struct cq_symref ref;
-		struct cq_error *err = cq_core_symbolize(ctx->core, pc, &ref);
-		bool entry = !err && ref.sym && ref.sym->name && !strcmp(ref.sym->name, "__start");
-		cq_error_destroy(err);
-		if (entry) {
-			stop->end = true;
-			snprintf(stop->why, sizeof(stop->why), "the program's entry point, called by no function");
+		if (entry_point(ctx, pc, "__start", stop))
 			return false;
-		}
 		/* coreq runs the CFI itself (mips.c); a function without any: its prologue
 		 * where its start is known, else a leaf's ra at the thread's first frame */
 		if (cq_stack_mips_cfi_step(ctx, regs, pc, out, stop))
@@ -226,15 +234,8 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 		return cq_stack_sparc_window_step(ctx, regs, pc, initial, out, stop);
 	case EM_ALPHA: {
 		/* glibc's alpha entry point: its CFI leaves no caller (the kernel started it) */
-		struct cq_symref ref;
-		struct cq_error *err = cq_core_symbolize(ctx->core, pc, &ref);
-		bool entry = !err && ref.sym && ref.sym->name && !strcmp(ref.sym->name, "_start");
-		cq_error_destroy(err);
-		if (entry) {
-			stop->end = true;
-			snprintf(stop->why, sizeof(stop->why), "the program's entry point, called by no function");
+		if (entry_point(ctx, pc, "_start", stop))
 			return false;
-		}
 		/* coreq runs the CFI itself (mips.c); a function without any: a leaf's ra at
 		 * the thread's first frame */
 		if (cq_stack_mips_cfi_step(ctx, regs, pc, out, stop))
