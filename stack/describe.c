@@ -26,19 +26,96 @@ bool cq_stack_system_module(const char *base)
 	return false;
 }
 
-/* The name and its demangled form (null when it is not mangled). */
-static void set_name(json_t *f, const char *name)
+/* The descriptions met so far, by pc and lookup address (open addressing; a power of two
+ * of slots, at most half used). Each owns its strings. */
+struct desc {
+	uint64_t pc, at;
+	struct cq_frame_info *items; /* the inlined calls innermost first, then the physical frame */
+	unsigned n;
+};
+
+struct cq_frame_infos {
+	struct desc *slots;
+	size_t mask, used;
+};
+
+struct cq_frame_infos *cq_frame_infos_create(void)
 {
-	json_object_set_new(f, "function", name ? cq_json_str(name) : json_null());
-	char *d = name ? cq_demangle(name, true) : NULL;
-	json_object_set_new(f, "demangled", d ? cq_json_str(d) : json_null());
-	free(d);
+	struct cq_frame_infos *c = calloc(1, sizeof(*c));
+	if (c && !(c->slots = calloc(64, sizeof(*c->slots)))) {
+		free(c);
+		return NULL;
+	}
+	if (c)
+		c->mask = 63;
+	return c;
 }
 
-static void set_source(json_t *f, const char *file, int line)
+static void info_free(struct cq_frame_info *i)
 {
-	json_object_set_new(f, "file", file ? cq_json_str(file) : json_null());
-	json_object_set_new(f, "line", file && line > 0 ? json_integer(line) : json_null());
+	free((char *)i->module);
+	free((char *)i->function);
+	free((char *)i->demangled);
+	free((char *)i->file);
+}
+
+void cq_frame_infos_free(struct cq_frame_infos *c)
+{
+	if (!c)
+		return;
+	for (size_t k = 0; k <= c->mask; k++) {
+		for (unsigned i = 0; i < c->slots[k].n; i++)
+			info_free(&c->slots[k].items[i]);
+		free(c->slots[k].items);
+	}
+	free(c->slots);
+	free(c);
+}
+
+static size_t slot_of(const struct cq_frame_infos *c, uint64_t pc, uint64_t at)
+{
+	uint64_t h = (pc * 0x9e3779b97f4a7c15u) ^ (at * 0xc2b2ae3d27d4eb4fu);
+	size_t k = (size_t)(h >> 32) & c->mask;
+	while (c->slots[k].items && (c->slots[k].pc != pc || c->slots[k].at != at))
+		k = (k + 1) & c->mask;
+	return k;
+}
+
+/* Twice the slots, every description moved; false when out of memory (the table is kept). */
+static bool grow(struct cq_frame_infos *c)
+{
+	struct cq_frame_infos big = {calloc(2 * (c->mask + 1), sizeof(*c->slots)), 2 * c->mask + 1, c->used};
+	if (!big.slots)
+		return false;
+	for (size_t k = 0; k <= c->mask; k++)
+		if (c->slots[k].items)
+			big.slots[slot_of(&big, c->slots[k].pc, c->slots[k].at)] = c->slots[k];
+	free(c->slots);
+	*c = big;
+	return true;
+}
+
+/* A copy of @p s (NULL stays NULL); *@p ok false when there is no memory for it. */
+static const char *dup(const char *s, bool *ok)
+{
+	char *d = s ? strdup(s) : NULL;
+	if (s && !d)
+		*ok = false;
+	return d;
+}
+
+/* The name and its demangled form (NULL when it is not mangled). */
+static void set_name(struct cq_frame_info *f, const char *name, bool *ok)
+{
+	f->function = dup(name, ok);
+	char *d = name ? cq_demangle(name, true) : NULL;
+	f->demangled = d; /* owned as returned */
+}
+
+static void set_source(struct cq_frame_info *f, const char *file, int line, bool *ok)
+{
+	f->file = dup(file, ok);
+	f->line = file && line > 0 ? line : 0;
 }
 
 /* A scope's name for people: the linkage name where there is one (it demangles to the
@@ -52,27 +129,21 @@ static const char *scope_name(Dwarf_Die *die)
 	return n ? n : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
 }
 
-static void set_module(json_t *f, const struct cq_symref *ref, bool known, uint64_t pc)
+static void set_module(struct cq_frame_info *f, const struct cq_symref *ref, bool known, uint64_t pc, bool *ok)
 {
 	const char *base = known && ref->image ? strrchr(ref->image->name, '/') : NULL;
-	json_object_set_new(f, "module", known && ref->image ? cq_json_str(base ? base + 1 : ref->image->name)
-							 : json_null());
-	json_object_set_new(f, "module_offset", known && ref->image && ref->image->bias_known
-							? cq_json_hex(pc - ref->image->bias) : json_null());
+	f->module = known && ref->image ? dup(base ? base + 1 : ref->image->name, ok) : NULL;
+	f->has_module_offset = known && ref->image && ref->image->bias_known;
+	f->module_offset = f->has_module_offset ? pc - ref->image->bias : 0;
 }
 
-/* A description without the frame's own keys (index, pc, cfa, found_by): module onwards. */
-static json_t *template(json_t *list, bool inlined)
+/* What is known at @p at into @p d (innermost first: the inlined calls, then the physical
+ * frame); false when out of memory. */
+static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, struct desc *d)
 {
-	json_t *f = json_pack("{s:b}", "inlined", inlined);
-	json_array_append_new(list, f);
-	return f;
-}
-
-/* What is known at @p at, innermost first: the inlined calls, then the physical frame. */
-static json_t *describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at)
-{
-	json_t *list = json_array();
+	struct cq_frame_info items[CQ_STACK_MAX_INLINED + 1];
+	unsigned n = 0;
+	bool ok = true;
 	struct cq_symref ref;
 	struct cq_error *err = cq_core_symbolize(ctx->core, at, &ref);
 	bool known = !err;
@@ -93,20 +164,19 @@ static json_t *describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at
 	Dwarf_Die *scopes = NULL;
 	int nscopes = cu ? dwarf_getscopes(cu, at - bias, &scopes) : 0;
 	Dwarf_Files *files = NULL;
-	unsigned inlined = 0;
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag == DW_TAG_subprogram)
 			break;
 		/* real code nests a few inlined calls; crafted DWARF could nest thousands, and
 		 * --max-frames counts physical frames only */
-		if (tag != DW_TAG_inlined_subroutine || ++inlined > CQ_STACK_MAX_INLINED)
+		if (tag != DW_TAG_inlined_subroutine || n >= CQ_STACK_MAX_INLINED)
 			continue;
-		json_t *f = template(list, true);
-		set_module(f, &ref, known, pc);
-		set_name(f, scope_name(&scopes[i]));
-		json_object_set_new(f, "function_offset", json_null());
-		set_source(f, file, line);
+		struct cq_frame_info *f = &items[n++];
+		*f = (struct cq_frame_info){0};
+		set_module(f, &ref, known, pc, &ok);
+		set_name(f, scope_name(&scopes[i]), &ok);
+		set_source(f, file, line, &ok);
 		/* the caller's line is where this call was inlined */
 		Dwarf_Attribute a;
 		Dwarf_Word cf = 0, cl = 0;
@@ -119,11 +189,13 @@ static json_t *describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at
 	}
 	free(scopes);
 
-	json_t *f = template(list, false);
-	set_module(f, &ref, known, pc);
+	struct cq_frame_info *f = &items[n++];
+	*f = (struct cq_frame_info){0};
+	set_module(f, &ref, known, pc, &ok);
 	if (known && ref.sym && ref.image && ref.image->bias_known) {
-		set_name(f, ref.sym->name);
-		json_object_set_new(f, "function_offset", cq_json_hex(pc - (ref.image->bias + ref.sym->value)));
+		set_name(f, ref.sym->name, &ok);
+		f->has_function_offset = true;
+		f->function_offset = pc - (ref.image->bias + ref.sym->value);
 	} else {
 		/* corelib has no symbol here: libdwfl's may (the vDSO's own .dynsym, read from
 		 * the core's memory: __kernel_vsyscall, __kernel_rt_sigreturn) */
@@ -131,45 +203,57 @@ static json_t *describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at
 		GElf_Off off = 0;
 		GElf_Sym sym;
 		const char *name = m ? dwfl_module_addrinfo(m, at, &off, &sym, NULL, NULL, NULL) : NULL;
-		set_name(f, name);
-		json_object_set_new(f, "function_offset", name ? cq_json_hex(pc - (at - off)) : json_null());
+		set_name(f, name, &ok);
+		f->has_function_offset = name != NULL;
+		f->function_offset = pc - (at - off);
 	}
-	set_source(f, file, line);
-	return list;
+	set_source(f, file, line, &ok);
+	d->items = ok ? malloc(n * sizeof(*items)) : NULL;
+	if (!d->items) {
+		for (unsigned i = 0; i < n; i++)
+			info_free(&items[i]);
+		return false;
+	}
+	memcpy(d->items, items, n * sizeof(*items));
+	d->n = n;
+	d->pc = pc;
+	d->at = at;
+	return true;
 }
 
-json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsigned *index, uint64_t pc,
-			  uint64_t at, enum cq_found_by how)
+int cq_stack_describe(const struct cq_stack_ctx *ctx, struct cq_thread_stack *ts, uint64_t pc, uint64_t at,
+		      enum cq_found_by how)
 {
 	/* the same return address recurs in many threads (every worker parked in the same
 	 * call): its description (symbols, DWARF scopes, line tables) is worked out once */
-	char key[40], *k = key;
-	for (int sh = 60; sh >= 0; sh -= 4) /* "%016x%016x" without printf: one per frame */
-		*k++ = "0123456789abcdef"[(pc >> sh) & 15];
-	for (int sh = 60; sh >= 0; sh -= 4)
-		*k++ = "0123456789abcdef"[(at >> sh) & 15];
-	*k = 0;
-	json_t *list = ctx->cache ? json_object_get(ctx->cache, key) : NULL;
-	if (!list) {
-		list = describe(ctx, pc, at);
-		if (ctx->cache)
-			json_object_set_new(ctx->cache, key, list); /* the cache owns it */
+	struct cq_frame_infos *c = ctx->cache;
+	size_t k = slot_of(c, pc, at);
+	if (!c->slots[k].items) {
+		if (2 * (c->used + 1) > c->mask + 1) {
+			if (!grow(c))
+				return -1;
+			k = slot_of(c, pc, at);
+		}
+		if (!describe(ctx, pc, at, &c->slots[k]))
+			return -1;
+		c->used++;
 	}
-	json_t *t, *f = NULL;
-	size_t i;
-	json_array_foreach(list, i, t) {
-		bool inl = json_is_true(json_object_get(t, "inlined"));
-		f = json_object();
-		json_object_set_new_nocheck(f, "index", json_integer((*index)++));
-		json_object_set_new_nocheck(f, "pc", cq_json_hex(pc));
-		json_object_set_new_nocheck(f, "cfa", json_null());
-		json_object_set_new_nocheck(f, "inlined", json_boolean(inl));
-		json_object_set_new_nocheck(f, "found_by", json_string_nocheck(cq_found_by_name(inl ? CQ_FOUND_INLINE
-												  : how)));
-		json_object_update(f, t); /* module onwards, in order ("inlined" again: same value) */
-		json_array_append_new(frames, f);
+	const struct desc *d = &c->slots[k];
+	if (ts->nframes + d->n > ts->cap) {
+		unsigned cap = ts->cap ? ts->cap : 16;
+		while (cap < ts->nframes + d->n)
+			cap *= 2;
+		struct cq_frame *fr = realloc(ts->frames, cap * sizeof(*fr));
+		if (!fr)
+			return -1;
+		ts->frames = fr;
+		ts->cap = cap;
 	}
-	if (!ctx->cache)
-		json_decref(list);
-	return f;
+	for (unsigned i = 0; i < d->n; i++) {
+		bool inl = i + 1 < d->n;
+		ts->frames[ts->nframes] = (struct cq_frame){.index = ts->nframes, .pc = pc, .inlined = inl,
+							    .found_by = inl ? CQ_FOUND_INLINE : how, .info = &d->items[i]};
+		ts->nframes++;
+	}
+	return (int)ts->nframes - 1;
 }

@@ -10,11 +10,11 @@
 #define COREQ_STACK_INTERNAL_H
 
 #include <elfutils/libdwfl.h>
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "corelib/core.h"
+#include "stack.h"
 
 /* Inlined calls shown per physical frame at most (describe.c). */
 #define CQ_STACK_MAX_INLINED 64
@@ -44,21 +44,6 @@ static inline void cq_stack_set(struct cq_stack_regs *r, int regno, uint64_t v)
 	}
 }
 
-/* How a frame was found (the JSON's found_by). */
-enum cq_found_by {
-	CQ_FOUND_INITIAL,   /* the thread's registers */
-	CQ_FOUND_CFI,       /* .eh_frame / .debug_frame of the callee (libdwfl) */
-	CQ_FOUND_FP,        /* frame-pointer chain (libdwfl's fallback, or riscv64's) */
-	CQ_FOUND_BACKCHAIN, /* powerpc / s390x back chain */
-	CQ_FOUND_EXIDX,     /* ARM EHABI .ARM.exidx / .ARM.extab */
-	CQ_FOUND_LR,        /* a leaf's return address still in the link register */
-	CQ_FOUND_PROLOGUE,  /* prologue analysis (riscv64, Thumb-2): the stack adjustment and saves */
-	CQ_FOUND_SIGNAL,    /* the interrupted frame beyond a signal trampoline */
-	CQ_FOUND_INLINE,    /* an inlined call inside the physical frame that follows */
-	CQ_FOUND_PARISC_UNWIND, /* hppa's .PARISC.unwind descriptors (hppa.c) */
-};
-
-const char *cq_found_by_name(enum cq_found_by how);
 
 /* The result of one step of coreq's own: the caller's registers (pc in ra_pc), and the
  * callee's CFA when the step knows it. */
@@ -92,7 +77,7 @@ struct cq_stack_ctx {
 	cq_stack_read_fn read;
 	void *read_ctx;
 	bool system_lines;   /* DWARF lines in system modules too (stack.h) */
-	json_t *cache;       /* descriptions by pc and lookup address (describe.c), or NULL */
+	struct cq_frame_infos *cache; /* descriptions by pc and lookup address (describe.c) */
 	struct cq_stack_mips_cfi *mips; /* MIPS and hppa: the modules' CFI (mips.c), else NULL */
 };
 
@@ -169,14 +154,19 @@ bool cq_stack_m68k_prologue_step(const struct cq_stack_ctx *ctx, const struct cq
 bool cq_stack_exidx_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 			 struct cq_stack_step *out, struct cq_stack_stop *stop);
 
+/* The descriptions of a walk's frames (describe.c): made once per walk, freed with the
+ * stacks that point into it; create returns NULL when out of memory. */
+struct cq_frame_infos *cq_frame_infos_create(void);
+void cq_frame_infos_free(struct cq_frame_infos *c);
+
 /*
- * Adds the description of one physical frame to @p frames (describe.c): module, function,
+ * Appends the description of one physical frame to @p ts (describe.c): module, function,
  * source line and, before it, the inlined calls at that address, each marked. @p at is
- * the lookup address (pc - 1 for a return address). Returns the physical frame's object
- * (owned by @p frames) so the walk can add what it learns later (its CFA).
+ * the lookup address (pc - 1 for a return address). Returns the physical frame's index in
+ * ts->frames, so the walk can add what it learns later (its CFA), or -1 when out of memory.
  */
-json_t *cq_stack_describe(const struct cq_stack_ctx *ctx, json_t *frames, unsigned *index, uint64_t pc,
-			  uint64_t at, enum cq_found_by how);
+int cq_stack_describe(const struct cq_stack_ctx *ctx, struct cq_thread_stack *ts, uint64_t pc, uint64_t at,
+		      enum cq_found_by how);
 
 /* No target's CFI names a DWARF register beyond this (powerpc's vector registers end near
  * 1200); a larger number is crafted (cficheck.c). */

@@ -37,12 +37,91 @@ struct cq_stack_options {
 	bool system_lines;
 };
 
+/** How a frame was found (the JSON's found_by, cq_found_by_name()). */
+enum cq_found_by {
+	CQ_FOUND_INITIAL,   /**< the thread's registers */
+	CQ_FOUND_CFI,       /**< .eh_frame / .debug_frame of the callee (libdwfl) */
+	CQ_FOUND_FP,        /**< frame-pointer chain (libdwfl's fallback, or riscv64's) */
+	CQ_FOUND_BACKCHAIN, /**< powerpc / s390x back chain */
+	CQ_FOUND_EXIDX,     /**< ARM EHABI .ARM.exidx / .ARM.extab */
+	CQ_FOUND_LR,        /**< a leaf's return address still in the link register */
+	CQ_FOUND_PROLOGUE,  /**< prologue analysis (riscv64, Thumb-2): the stack adjustment and saves */
+	CQ_FOUND_SIGNAL,    /**< the interrupted frame beyond a signal trampoline */
+	CQ_FOUND_INLINE,    /**< an inlined call inside the physical frame that follows */
+	CQ_FOUND_PARISC_UNWIND, /**< hppa's .PARISC.unwind descriptors (hppa.c) */
+};
+
+/** "initial", "cfi", "frame-pointer", ... */
+const char *cq_found_by_name(enum cq_found_by how);
+
+/** What is known at one address (module, function, source line): shared by every frame
+ * there, in every thread (threads parked in the same call have the same return
+ * addresses). Strings are the walk's own copies; NULL is unknown. */
+struct cq_frame_info {
+	const char *module;          /**< the image's base name */
+	bool has_module_offset;
+	uint64_t module_offset;      /**< pc - the image's bias */
+	const char *function;        /**< the symbol (raw, as in the file) */
+	const char *demangled;       /**< NULL when the name is not mangled */
+	bool has_function_offset;
+	uint64_t function_offset;    /**< pc - the symbol's address (physical frames only) */
+	const char *file;            /**< source file, NULL when no line is known */
+	int line;                    /**< > 0 when known */
+};
+
+/** One frame of a stack, innermost first. */
+struct cq_frame {
+	unsigned index;              /**< in the thread's list, inlined frames included */
+	uint64_t pc;
+	bool has_cfa;
+	uint64_t cfa;
+	bool inlined;                /**< an inlined call inside the physical frame after it */
+	bool signal_frame;           /**< its CFI marks a signal trampoline */
+	enum cq_found_by found_by;
+	const struct cq_frame_info *info;
+};
+
+/** One thread's stack and why its walk stopped. */
+struct cq_thread_stack {
+	int32_t tid;
+	bool crashing;
+	struct cq_frame *frames;
+	unsigned nframes, cap;
+	int user_frame;              /**< index of the user frame, -1 if none was reached */
+	char stop[400];              /**< why the walk stopped, for people */
+	bool cut_short;              /**< by something missing: a problem for `bt` */
+};
+
+/** The stacks of a core's threads (cq_stack_walk_frames()); free with cq_stacks_free(). */
+struct cq_stacks {
+	struct cq_thread_stack *threads; /**< the crashing thread first */
+	size_t nthreads;
+	json_t *problems;            /**< [{item, message}]: what kept frames unknown */
+	struct cq_frame_infos *infos;    /**< the descriptions the frames point to */
+};
+
 /**
- * The stacks of @p core's threads (the crashing one first) as @p opt says, as a
- * "coreq-bt/2" document (new reference in *@p ret): per thread its frames, its user frame (the index of the first
- * frame outside the C library, the dynamic linker and the vDSO, with a source line where
- * the executable is static; null if none was reached) and why the walk stopped. Errors
- * only for what stops all threads (out of memory, libdwfl refusing the architecture).
+ * The stacks of @p core's threads (the crashing one first) as @p opt says, as C structures:
+ * per thread its frames, its user frame (the index of the first frame outside the C
+ * library, the dynamic linker and the vDSO, with a source line where the executable is
+ * static; -1 if none was reached) and why the walk stopped. Errors only for what stops all
+ * threads (out of memory, libdwfl refusing the architecture).
+ */
+struct cq_error *cq_stack_walk_frames(struct cq_core *core, const struct cq_stack_options *opt,
+				      struct cq_stacks **ret);
+
+void cq_stacks_free(struct cq_stacks *s);
+
+/** One frame as JSON (the "coreq-bt/2" frame object: index, pc, cfa, inlined, found_by,
+ * module, module_offset, function, demangled, function_offset, file, line[, signal_frame]). */
+json_t *cq_frame_json(const struct cq_frame *f);
+
+/** A thread's stack as JSON (tid, crashing, frames, user_frame, stop, cut_short). */
+json_t *cq_thread_stack_json(const struct cq_thread_stack *t);
+
+/**
+ * The same walk as cq_stack_walk_frames(), as a "coreq-bt/2" document (new reference in
+ * *@p ret): schema, core, arch, threads (cq_thread_stack_json()), problems.
  */
 struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_options *opt, json_t **ret);
 

@@ -46,7 +46,7 @@ struct unwinder {
 	uint64_t start_pc;
 	bool carry[CQ_STACK_NREGS]; /* the DWARF registers a frame's description keeps */
 	bool static_exe;            /* one image besides the vDSO */
-	json_t *described;          /* the frame descriptions' cache (describe.c) */
+	struct cq_frame_infos *described; /* the frame descriptions (describe.c) */
 	/* what cficheck.c knows of each module's CFI (cq_stack_cfi_guard) */
 	struct { Dwfl_Module *mod; struct cq_cfi_guard *guard; } guards[64];
 	unsigned nguards;
@@ -170,10 +170,10 @@ static void detach(Dwfl *dwfl, void *arg)
 struct walk {
 	struct unwinder *u;
 	struct cq_stack_ctx ctx;
-	json_t *frames;
-	unsigned index;          /* entries so far, inlined ones included */
+	struct cq_thread_stack *ts; /* the frames so far, inlined ones included */
 	unsigned nphys, max;     /* physical frames so far, and the bound on them */
-	char stop[400];
+	char *stop;              /* ts->stop */
+	size_t stop_size;
 	/* the segment libdwfl is walking: how its first frame was found and its real pc (libdwfl
 	 * was given pc - 1 so that a return address is looked up in the call's row) */
 	unsigned seg_frames;
@@ -185,20 +185,24 @@ struct walk {
 	uint64_t last_pc, last_at, last_sp;
 	bool have_last_sp, last_cfi, last_signal;
 	char last_cfi_error[80];  /* why libdw could not read the frame's CFI, when it is broken */
-	json_t *last_obj;
+	int last_frame;          /* its index in ts->frames (-1: none yet) */
 	unsigned same_sp;        /* frames in a row with the same stack pointer */
-	int user_frame;          /* index of the user frame, or -1 */
 	bool to_user_frame;      /* stop there */
 };
 
 /* Is @p f (a physical frame's description) the thread's user frame? In a static
  * executable the C library is inside it: there, the first frame with a source line. */
-static bool user_frame(const struct walk *w, json_t *f)
+static bool user_frame(const struct walk *w, const struct cq_frame *f)
 {
-	const char *mod = json_string_value(json_object_get(f, "module"));
-	if (cq_stack_system_module(mod))
+	if (cq_stack_system_module(f->info->module))
 		return false;
-	return !w->u->static_exe || json_is_string(json_object_get(f, "file"));
+	return !w->u->static_exe || f->info->file;
+}
+
+/* The last physical frame, NULL before the first. */
+static struct cq_frame *last_frame(const struct walk *w)
+{
+	return w->last_frame >= 0 ? &w->ts->frames[w->last_frame] : NULL;
 }
 
 /* How libdwfl's own fallback (used for a frame without CFI) found the caller. */
@@ -212,7 +216,7 @@ static enum cq_found_by dwfl_fallback_kind(const struct cq_target *t)
  * signal trampoline's. A lookup that fails for another reason than "no FDE here" (a
  * crafted .eh_frame_hdr or FDE pointing outside its section) leaves libdw's message in
  * @p error, so that the stop does not claim the frame had no CFI. */
-static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs *regs, json_t *f, bool *has_cfi,
+static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs *regs, struct cq_frame *f, bool *has_cfi,
 		      bool *signal, uint64_t *cfa, char *error, size_t error_size)
 {
 	*has_cfi = *signal = false;
@@ -242,7 +246,8 @@ static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs 
 			int64_t off = ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2 : (int64_t)ops[0].number;
 			if (reg >= 0 && cq_stack_reg(regs, reg, &base)) {
 				*cfa = base + (uint64_t)off;
-				json_object_set_new(f, "cfa", cq_json_hex(*cfa));
+				f->cfa = *cfa;
+				f->has_cfa = true;
 			}
 		}
 		free(fr);
@@ -302,20 +307,20 @@ static void bad_cfi_stop(struct walk *w, uint64_t badreg)
 	char name[160];
 	last_frame_name(w, name, sizeof(name));
 	if (badreg == CQ_STACK_CFI_BAD_RA)
-		snprintf(w->stop, sizeof(w->stop), "the CFI of %s has a return-address column libdwfl cannot "
+		snprintf(w->stop, w->stop_size, "the CFI of %s has a return-address column libdwfl cannot "
 			 "map (crafted?): not used", name);
 	else if (badreg == CQ_STACK_CFI_BAD_HDR)
-		snprintf(w->stop, sizeof(w->stop), "the .eh_frame_hdr of %s uses a value encoding coreq does "
+		snprintf(w->stop, w->stop_size, "the .eh_frame_hdr of %s uses a value encoding coreq does "
 			 "not follow libdw in (crafted?): not used", name);
 	else if (badreg == CQ_STACK_CFI_BAD_EXPR)
-		snprintf(w->stop, sizeof(w->stop), "the CFI of %s has an expression libdwfl cannot evaluate "
+		snprintf(w->stop, w->stop_size, "the CFI of %s has an expression libdwfl cannot evaluate "
 			 "(an unknown operation, a backward branch or over %u bytes; crafted?): not used",
 			 name, CQ_STACK_MAX_CFI_EXPR);
 	else if (badreg == CQ_STACK_CFI_DEEP)
-		snprintf(w->stop, sizeof(w->stop), "the CFI of %s remembers more than %u states at once "
+		snprintf(w->stop, w->stop_size, "the CFI of %s remembers more than %u states at once "
 			 "(crafted?): not used", name, CQ_STACK_MAX_CFI_STATES);
 	else
-		snprintf(w->stop, sizeof(w->stop), "the CFI of %s names DWARF register %" PRIu64
+		snprintf(w->stop, w->stop_size, "the CFI of %s names DWARF register %" PRIu64
 			 " (crafted? no target has more than %u): not used", name, badreg, CQ_STACK_MAX_CFI_REG);
 }
 
@@ -333,14 +338,14 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	 * unwinds this frame through its module's CFI, which must be checked before libdw runs
 	 * it (a crafted register number costs gigabytes per lookup; cficheck.c) */
 	if (!dwfl_frame_pc(state, &pc, NULL)) {
-		snprintf(w->stop, sizeof(w->stop), "no pc for frame %u: %s", w->nphys, dwfl_errmsg(-1));
+		snprintf(w->stop, w->stop_size, "no pc for frame %u: %s", w->nphys, dwfl_errmsg(-1));
 		return DWARF_CB_ABORT;
 	}
 	uint64_t badreg = cfi_bad_register(w->u, pc);
 	if (!badreg && pc)
 		badreg = cfi_bad_register(w->u, pc - 1);
 	if (!badreg && !dwfl_frame_pc(state, &pc, &activation)) {
-		snprintf(w->stop, sizeof(w->stop), "no pc for frame %u: %s", w->nphys, dwfl_errmsg(-1));
+		snprintf(w->stop, w->stop_size, "no pc for frame %u: %s", w->nphys, dwfl_errmsg(-1));
 		return DWARF_CB_ABORT;
 	}
 	struct cq_stack_regs regs = {0};
@@ -368,36 +373,40 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	uint64_t sp = 0;
 	bool have_sp = cq_stack_reg(&regs, t->dwarf_sp, &sp);
 	if (have_sp && w->have_last_sp && how != CQ_FOUND_SIGNAL) {
-		unsigned prev = (unsigned)json_integer_value(json_object_get(w->last_obj, "index"));
+		unsigned prev = last_frame(w) ? last_frame(w)->index : 0;
 		if (sp < w->last_sp) {
-			snprintf(w->stop, sizeof(w->stop), "corrupt stack? frame %u's stack pointer 0x%" PRIx64
-				 " is below its callee's (0x%" PRIx64 ")", w->index, sp, w->last_sp);
+			snprintf(w->stop, w->stop_size, "corrupt stack? frame %u's stack pointer 0x%" PRIx64
+				 " is below its callee's (0x%" PRIx64 ")", w->ts->nframes, sp, w->last_sp);
 			return DWARF_CB_ABORT;
 		}
 		if (sp == w->last_sp && pc == w->last_pc) {
-			snprintf(w->stop, sizeof(w->stop), "a cycle: frame %u repeats frame %u (same pc and stack pointer)",
-				 w->index, prev);
+			snprintf(w->stop, w->stop_size, "a cycle: frame %u repeats frame %u (same pc and stack pointer)",
+				 w->ts->nframes, prev);
 			return DWARF_CB_ABORT;
 		}
 		if (sp == w->last_sp && ++w->same_sp >= 64) {
-			snprintf(w->stop, sizeof(w->stop), "the stack pointer did not move for 64 frames");
+			snprintf(w->stop, w->stop_size, "the stack pointer did not move for 64 frames");
 			return DWARF_CB_ABORT;
 		}
 		if (sp != w->last_sp)
 			w->same_sp = 0;
 	}
-	json_t *f = cq_stack_describe(&w->ctx, w->frames, &w->index, pc, at, how);
+	int fi = cq_stack_describe(&w->ctx, w->ts, pc, at, how);
+	if (fi < 0) {
+		snprintf(w->stop, w->stop_size, "out of memory");
+		return DWARF_CB_ABORT;
+	}
+	struct cq_frame *f = &w->ts->frames[fi];
 	if (badreg) {
 		w->nphys++;
-		w->last_obj = f;
+		w->last_frame = fi;
 		bad_cfi_stop(w, badreg);
 		return DWARF_CB_ABORT;
 	}
 	uint64_t cfa;
 	frame_cfi(dwfl_addrmodule(w->u->dwfl, at), at, &regs, f, &w->last_cfi, &w->last_signal, &cfa,
 		  w->last_cfi_error, sizeof(w->last_cfi_error));
-	if (w->last_signal)
-		json_object_set_new(f, "signal_frame", json_true());
+	f->signal_frame = w->last_signal;
 	/* a CFA below the frame's own stack pointer (crafted CFI): its caller would be found
 	 * inwards, in memory the frame does not own; libdwfl would read a return address
 	 * there (often 0: a silent "end of stack") */
@@ -408,19 +417,19 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		 * the window was never flushed (qemu's gdbstub cores: the kernel flushes). The
 		 * frame itself is known (its pc and sp came from its callee's window); its CFA
 		 * is not, and the walk ends with it. */
-		json_object_set_new(f, "cfa", json_null());
-		w->last_obj = f;
-		if (w->user_frame < 0 && user_frame(w, f))
-			w->user_frame = (int)json_integer_value(json_object_get(f, "index"));
+		f->has_cfa = false;
+		w->last_frame = fi;
+		if (w->ts->user_frame < 0 && user_frame(w, f))
+			w->ts->user_frame = (int)f->index;
 		w->nphys++;
 		char name[160];
 		last_frame_name(w, name, sizeof(name));
-		snprintf(w->stop, sizeof(w->stop), "%s: %s", name, CQ_STACK_SPARC_I6_ZERO);
+		snprintf(w->stop, w->stop_size, "%s: %s", name, CQ_STACK_SPARC_I6_ZERO);
 		return DWARF_CB_ABORT;
 	}
 	if (cfa && have_sp && cfa < sp + bias && !w->last_signal) {
 		w->nphys++;
-		snprintf(w->stop, sizeof(w->stop), "corrupt stack? the CFI of frame %u puts its CFA 0x%" PRIx64
+		snprintf(w->stop, w->stop_size, "corrupt stack? the CFI of frame %u puts its CFA 0x%" PRIx64
 			 " below its stack pointer 0x%" PRIx64 "%s", w->nphys - 1, cfa, sp,
 			 bias ? " (+ the stack bias 2047)" : "");
 		return DWARF_CB_ABORT;
@@ -430,16 +439,16 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	w->last_at = at;
 	w->last_sp = sp;
 	w->have_last_sp = have_sp;
-	w->last_obj = f;
-	if (w->user_frame < 0 && user_frame(w, f)) {
-		w->user_frame = (int)json_integer_value(json_object_get(f, "index"));
+	w->last_frame = fi;
+	if (w->ts->user_frame < 0 && user_frame(w, f)) {
+		w->ts->user_frame = (int)f->index;
 		if (w->to_user_frame) {
-			snprintf(w->stop, sizeof(w->stop), "the user frame is reached");
+			snprintf(w->stop, w->stop_size, "the user frame is reached");
 			return DWARF_CB_ABORT;
 		}
 	}
 	if (++w->nphys >= w->max) {
-		snprintf(w->stop, sizeof(w->stop), "--max-frames %u reached", w->max);
+		snprintf(w->stop, w->stop_size, "--max-frames %u reached", w->max);
 		return DWARF_CB_ABORT;
 	}
 	return DWARF_CB_OK;
@@ -453,8 +462,9 @@ static bool read_word(void *arg, uint64_t addr, uint64_t *val)
 /* The name of the last frame for a stop reason: "fx_crash (fixprog)". */
 static void last_frame_name(const struct walk *w, char *buf, size_t size)
 {
-	const char *fn = json_string_value(json_object_get(w->last_obj, "function"));
-	const char *mod = json_string_value(json_object_get(w->last_obj, "module"));
+	const struct cq_frame *f = last_frame(w);
+	const char *fn = f ? f->info->function : NULL;
+	const char *mod = f ? f->info->module : NULL;
 	char *e1 = cq_text_escape(fn ? fn : "??"), *e2 = cq_text_escape(mod ? mod : "no module");
 	snprintf(buf, size, "%s (%s)", e1 ? e1 : "?", e2 ? e2 : "?");
 	free(e1);
@@ -472,39 +482,44 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	bool up = t->e_machine == EM_PARISC; /* hppa's stacks grow upwards */
 	if (have_sp && w->have_last_sp) {
 		if (up ? sp > w->last_sp : sp < w->last_sp) {
-			snprintf(w->stop, sizeof(w->stop), "corrupt stack? frame %u's stack pointer 0x%" PRIx64
-				 " is %s its callee's (0x%" PRIx64 ")", w->index, sp, up ? "above" : "below", w->last_sp);
+			snprintf(w->stop, w->stop_size, "corrupt stack? frame %u's stack pointer 0x%" PRIx64
+				 " is %s its callee's (0x%" PRIx64 ")", w->ts->nframes, sp, up ? "above" : "below", w->last_sp);
 			return false;
 		}
 		if (sp == w->last_sp && pc == w->last_pc) {
-			snprintf(w->stop, sizeof(w->stop), "a cycle: frame %u repeats the frame before it (same pc and stack pointer)",
-				 w->index);
+			snprintf(w->stop, w->stop_size, "a cycle: frame %u repeats the frame before it (same pc and stack pointer)",
+				 w->ts->nframes);
 			return false;
 		}
 		if (sp == w->last_sp && ++w->same_sp >= 64) {
-			snprintf(w->stop, sizeof(w->stop), "the stack pointer did not move for 64 frames");
+			snprintf(w->stop, w->stop_size, "the stack pointer did not move for 64 frames");
 			return false;
 		}
 		if (sp != w->last_sp)
 			w->same_sp = 0;
 	}
-	json_t *f = cq_stack_describe(&w->ctx, w->frames, &w->index, pc, at, how);
+	int fi = cq_stack_describe(&w->ctx, w->ts, pc, at, how);
+	if (fi < 0) {
+		snprintf(w->stop, w->stop_size, "out of memory");
+		return false;
+	}
+	const struct cq_frame *f = &w->ts->frames[fi];
 	w->last = *regs;
 	w->last_pc = pc;
 	w->last_at = at;
 	w->last_sp = sp;
 	w->have_last_sp = have_sp;
-	w->last_obj = f;
+	w->last_frame = fi;
 	w->nphys++;
-	if (w->user_frame < 0 && user_frame(w, f)) {
-		w->user_frame = (int)json_integer_value(json_object_get(f, "index"));
+	if (w->ts->user_frame < 0 && user_frame(w, f)) {
+		w->ts->user_frame = (int)f->index;
 		if (w->to_user_frame) {
-			snprintf(w->stop, sizeof(w->stop), "the user frame is reached");
+			snprintf(w->stop, w->stop_size, "the user frame is reached");
 			return false;
 		}
 	}
 	if (w->nphys >= w->max) {
-		snprintf(w->stop, sizeof(w->stop), "--max-frames %u reached", w->max);
+		snprintf(w->stop, w->stop_size, "--max-frames %u reached", w->max);
 		return false;
 	}
 	return true;
@@ -532,19 +547,20 @@ static void mips_walk(struct walk *w, const struct cq_thread *th)
 		}
 		if (!cq_stack_fallback(&w->ctx, &regs, at, w->nphys == 1, &st, &why)) {
 			if (why.verbatim)
-				snprintf(w->stop, sizeof(w->stop), "%s: %s", name, why.why);
+				snprintf(w->stop, w->stop_size, "%s: %s", name, why.why);
 			else if (why.end)
-				snprintf(w->stop, sizeof(w->stop), "end of stack (%s: %s)", name, why.why);
+				snprintf(w->stop, w->stop_size, "end of stack (%s: %s)", name, why.why);
 			else if (w->u->faulted)
-				snprintf(w->stop, sizeof(w->stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+				snprintf(w->stop, w->stop_size, "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
 					 w->u->fault_addr, name);
 			else
-				snprintf(w->stop, sizeof(w->stop), "no unwind information for %s: %s", name, why.why);
+				snprintf(w->stop, w->stop_size, "no unwind information for %s: %s", name, why.why);
 			return;
 		}
-		json_object_set_new(w->last_obj, "cfa", cq_json_hex(st.cfa));
+		last_frame(w)->cfa = st.cfa;
+		last_frame(w)->has_cfa = true;
 		if (!st.ra_pc) {
-			snprintf(w->stop, sizeof(w->stop), "end of stack (%s returns to 0)", name);
+			snprintf(w->stop, w->stop_size, "end of stack (%s returns to 0)", name);
 			return;
 		}
 		regs = st.regs;
@@ -556,11 +572,12 @@ static void mips_walk(struct walk *w, const struct cq_thread *th)
 
 /* One thread: libdwfl from the thread's registers; where it has no CFI for a frame, one
  * step of coreq's (internal.h) and libdwfl again from the caller. */
-static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned max, bool crashing,
-			   bool to_user_frame, bool system_lines)
+static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned max, bool crashing,
+			bool to_user_frame, bool system_lines, struct cq_thread_stack *ts)
 {
-	struct walk w = {.u = u, .frames = json_array(), .max = max, .seg_how = CQ_FOUND_INITIAL,
-			 .seg_pc = th->pc, .seg_exact = true, .user_frame = -1,
+	*ts = (struct cq_thread_stack){.tid = th->tid, .crashing = crashing, .user_frame = -1};
+	struct walk w = {.u = u, .ts = ts, .stop = ts->stop, .stop_size = sizeof(ts->stop), .max = max,
+			 .seg_how = CQ_FOUND_INITIAL, .seg_pc = th->pc, .seg_exact = true, .last_frame = -1,
 			 .to_user_frame = to_user_frame && !crashing};
 	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines, u->described, u->mips};
 	thread_regs(u->core, th, &u->start);
@@ -586,12 +603,12 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 		 * the core does not have (a stack pointer outside the core, a CFA offset of
 		 * gigabytes), not the end of the stack */
 		if (rc == 0 && w.seg_frames && u->faulted) {
-			snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+			snprintf(w.stop, w.stop_size, "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
 				 u->fault_addr, name);
 			break;
 		}
 		if (rc == 0) {
-			snprintf(w.stop, sizeof(w.stop), "end of stack");
+			snprintf(w.stop, w.stop_size, "end of stack");
 			break;
 		}
 		if (!w.seg_frames) {
@@ -599,43 +616,48 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 			 * registers still say where the thread is, so its first frame is shown and
 			 * the walk ends there */
 			if (w.nphys == 0 && u->core->target->e_machine == EM_SH) {
-				w.last_obj = cq_stack_describe(&w.ctx, w.frames, &w.index, th->pc, th->pc, CQ_FOUND_INITIAL);
+				w.last_frame = cq_stack_describe(&w.ctx, ts, th->pc, th->pc, CQ_FOUND_INITIAL);
+				if (w.last_frame < 0) {
+					snprintf(w.stop, w.stop_size, "out of memory");
+					break;
+				}
 				w.nphys++;
-				snprintf(w.stop, sizeof(w.stop), "no unwinder for %s: libdwfl (elfutils %s) has none; frame 0 "
+				snprintf(w.stop, w.stop_size, "no unwinder for %s: libdwfl (elfutils %s) has none; frame 0 "
 					 "is the registers'", u->core->target->name, dwfl_version(NULL));
 				break;
 			}
-			snprintf(w.stop, sizeof(w.stop), "libdwfl gave no frame: %s", dwfl_errmsg(-1));
+			snprintf(w.stop, w.stop_size, "libdwfl gave no frame: %s", dwfl_errmsg(-1));
 			break;
 		}
 		if (w.last_cfi) {
 			if (u->faulted)
-				snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+				snprintf(w.stop, w.stop_size, "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
 					 u->fault_addr, name);
 			else
-				snprintf(w.stop, sizeof(w.stop), "the CFI of %s does not unwind: %s", name, dwfl_errmsg(-1));
+				snprintf(w.stop, w.stop_size, "the CFI of %s does not unwind: %s", name, dwfl_errmsg(-1));
 			break;
 		}
 		/* no CFI: libdwfl's own fallback failed (a read of it may have faulted); coreq's
 		 * step knows where the ABI ends a stack (a zero back chain, EXIDX_CANTUNWIND) */
 		if (!cq_stack_fallback(&w.ctx, &w.last, w.last_at, w.nphys == 1, &st, &why)) {
 			if (why.verbatim)
-				snprintf(w.stop, sizeof(w.stop), "%s: %s", name, why.why);
+				snprintf(w.stop, w.stop_size, "%s: %s", name, why.why);
 			else if (why.end)
-				snprintf(w.stop, sizeof(w.stop), "end of stack (%s: %s)", name, why.why);
+				snprintf(w.stop, w.stop_size, "end of stack (%s: %s)", name, why.why);
 			else if (u->faulted)
-				snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+				snprintf(w.stop, w.stop_size, "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
 					 u->fault_addr, name);
 			else if (w.last_cfi_error[0])
-				snprintf(w.stop, sizeof(w.stop), "the CFI of %.120s is unreadable (%.60s); without it: %.150s", name,
+				snprintf(w.stop, w.stop_size, "the CFI of %.120s is unreadable (%.60s); without it: %.150s", name,
 					 w.last_cfi_error, why.why);
 			else
-				snprintf(w.stop, sizeof(w.stop), "no unwind information for %s: %s", name, why.why);
+				snprintf(w.stop, w.stop_size, "no unwind information for %s: %s", name, why.why);
 			break;
 		}
-		json_object_set_new(w.last_obj, "cfa", cq_json_hex(st.cfa));
+		last_frame(&w)->cfa = st.cfa;
+		last_frame(&w)->has_cfa = true;
 		if (!st.ra_pc) {
-			snprintf(w.stop, sizeof(w.stop), "end of stack (%s returns to 0)", name);
+			snprintf(w.stop, w.stop_size, "end of stack (%s returns to 0)", name);
 			break;
 		}
 		/* libdwfl restarts from the caller, at the call's address (pc - 1) so that its CFI
@@ -656,19 +678,17 @@ static json_t *walk_thread(struct unwinder *u, const struct cq_thread *th, unsig
 	if (strstr(w.stop, CQ_STACK_SPARC_I6_ZERO)) {
 		char name[160];
 		last_frame_name(&w, name, sizeof(name));
-		if (cq_stack_sparc_outermost(json_string_value(json_object_get(w.last_obj, "function")))) {
-			snprintf(w.stop, sizeof(w.stop), "end of stack (%s: %s: where a stack starts)", name,
+		if (cq_stack_sparc_outermost(last_frame(&w) ? last_frame(&w)->info->function : NULL)) {
+			snprintf(w.stop, w.stop_size, "end of stack (%s: %s: where a stack starts)", name,
 				 CQ_STACK_SPARC_I6_ZERO);
 		} else {
-			snprintf(w.stop, sizeof(w.stop), "%s: %s, and no stack starts there: its window was never "
+			snprintf(w.stop, w.stop_size, "%s: %s, and no stack starts there: its window was never "
 				 "flushed to the stack (the kernel flushes before dumping a core; qemu's gdbstub does not)",
 				 name, CQ_STACK_SPARC_I6_ZERO);
 			cut = true;
 		}
 	}
-	return json_pack("{s:i, s:b, s:o, s:o, s:s, s:b}", "tid", th->tid, "crashing", crashing, "frames", w.frames,
-			 "user_frame", w.user_frame >= 0 ? json_integer(w.user_frame) : json_null(), "stop", w.stop,
-			 "cut_short", cut);
+	ts->cut_short = cut;
 }
 
 /* The modules: every image with a verified file at a known bias, and the vDSO. */
@@ -736,7 +756,8 @@ static void report_modules(struct unwinder *u)
 	dwfl_report_end(u->dwfl, NULL, NULL);
 }
 
-struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_options *opt, json_t **ret)
+struct cq_error *cq_stack_walk_frames(struct cq_core *core, const struct cq_stack_options *opt,
+				      struct cq_stacks **ret)
 {
 	int32_t tid = opt->tid;
 	unsigned max_frames = opt->max_frames;
@@ -750,14 +771,20 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		return err;
 	if (!max_frames)
 		max_frames = CQ_STACK_DEFAULT_MAX_FRAMES;
-	struct unwinder u = {.core = core, .problems = json_array(), .described = json_object()};
+	struct unwinder u = {.core = core, .problems = json_array(), .described = cq_frame_infos_create()};
 	u.order = calloc(core->nthreads + 1, sizeof(*u.order));
 	u.refs = calloc(core->nthreads + 1, sizeof(*u.refs));
-	if (!u.order || !u.refs) {
+	struct cq_stacks *out = calloc(1, sizeof(*out));
+	if (out)
+		out->threads = calloc(core->nthreads + 1, sizeof(*out->threads));
+	if (!u.order || !u.refs || !u.problems || !u.described || !out || !out->threads) {
 		free(u.order);
 		free(u.refs);
 		json_decref(u.problems);
-		json_decref(u.described);
+		cq_frame_infos_free(u.described);
+		if (out)
+			free(out->threads);
+		free(out);
 		return &cq_error_nomem;
 	}
 	for (size_t i = 0; i < core->nthreads; i++)
@@ -778,7 +805,9 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		free(u.order);
 		free(u.refs);
 		json_decref(u.problems);
-		json_decref(u.described);
+		cq_frame_infos_free(u.described);
+		free(out->threads);
+		free(out);
 		return cq_error_create(CQ_ERR_INTERNAL, "libdwfl: %s", dwfl_errmsg(-1));
 	}
 	size_t real = 0;
@@ -791,32 +820,45 @@ struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_optio
 		err = cq_error_create(CQ_ERR_UNSUPPORTED, "libdwfl cannot unwind %s cores: %s", core->target->name,
 				      dwfl_errmsg(-1));
 		dwfl_end(u.dwfl);
-		json_decref(u.described);
+		cq_frame_infos_free(u.described);
 		free(u.vdso);
 		free(u.order);
 		free(u.refs);
 		json_decref(u.problems);
+		free(out->threads);
+		free(out);
 		return err;
 	}
 	if (cq_stack_own_cfi(core->target))
 		u.mips = cq_stack_mips_cfi_create(); /* NULL (out of memory): no CFI steps */
-	json_t *threads = json_array();
 	for (size_t k = 0; k < u.norder; k++) {
 		struct cq_thread *th = &core->threads[u.order[k]];
 		if (tid && th->tid != tid)
 			continue;
-		json_array_append_new(threads, walk_thread(&u, th, max_frames, core->crashed && u.order[k] == core->crash_thread,
-							   opt->to_user_frame, opt->system_lines));
+		walk_thread(&u, th, max_frames, core->crashed && u.order[k] == core->crash_thread, opt->to_user_frame,
+			    opt->system_lines, &out->threads[out->nthreads++]);
 	}
 	cq_stack_mips_cfi_destroy(u.mips);
 	dwfl_end(u.dwfl);
 	for (unsigned g = 0; g < u.nguards; g++)
 		cq_stack_cfi_guard_free(u.guards[g].guard);
-	json_decref(u.described);
 	free(u.vdso);
 	free(u.order);
 	free(u.refs);
-	*ret = json_pack("{s:s, s:o, s:s, s:o, s:o}", "schema", "coreq-bt/2", "core", cq_json_str(core->file->path),
-			 "arch", core->target->name, "threads", threads, "problems", u.problems);
+	out->problems = u.problems;
+	out->infos = u.described;
+	*ret = out;
 	return NULL;
+}
+
+void cq_stacks_free(struct cq_stacks *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nthreads; i++)
+		free(s->threads[i].frames);
+	free(s->threads);
+	json_decref(s->problems);
+	cq_frame_infos_free(s->infos);
+	free(s);
 }

@@ -18,6 +18,7 @@
 #include "corelib/text.h"
 #include "ompd/host.h"
 #include "mqd/host.h"
+#include "stack/stack.h"
 
 /** Exit statuses (documented in coreq(1) and README). */
 enum cq_exit {
@@ -172,6 +173,9 @@ void cq_emit_json(json_t *doc);
 
 /** Prints a coreq-bt/2 frames array, one line per frame; pcs @p width hex digits wide. */
 void cq_print_frames(json_t *frames, int width);
+
+/** The same lines from a walk's frames (stack/stack.h). */
+void cq_print_stack_frames(const struct cq_frame *frames, unsigned n, int width);
 
 /** Print problems to stdout in text form; returns CQ_EXIT_PARTIAL if any, else OK. */
 int cq_text_problems(const struct cq_core *core);

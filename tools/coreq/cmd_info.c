@@ -127,51 +127,65 @@ static json_t *abi_json(const struct cq_target *t)
 
 /* Per thread its user frame (stack.h: the first frame outside the C library and dynamic
  * linker), and for `info` the crashing thread's whole stack. Each thread's walk stops at
- * its user frame, so this costs a few frames per thread. */
-static void add_stacks(struct cq_core *core, json_t *doc, bool crash_stack)
+ * its user frame, so this costs a few frames per thread. What kept frames unknown is a
+ * problem of the core's. NULL when no stack was walked (said as a problem). */
+static struct cq_stacks *walk_stacks(struct cq_core *core)
 {
 	struct cq_stack_options opt = {.to_user_frame = true};
-	json_t *bt, *t, *p;
-	size_t i;
-	struct cq_error *err = cq_stack_walk(core, &opt, &bt);
+	struct cq_stacks *s;
+	struct cq_error *err = cq_stack_walk_frames(core, &opt, &s);
 	if (err) {
 		cq_core_problem(core, "stacks", "%s", err->message);
 		cq_error_destroy(err);
-		bt = NULL;
+		return NULL;
 	}
-	json_array_foreach(bt ? json_object_get(bt, "problems") : NULL, i, p)
+	json_t *p;
+	size_t i;
+	json_array_foreach(s->problems, i, p)
 		cq_core_problem(core, json_string_value(json_object_get(p, "item")), "%s",
 				json_string_value(json_object_get(p, "message")));
-	json_t *crash = NULL, *stacks = bt ? json_object_get(bt, "threads") : NULL;
-	/* the walk's order (crashing thread first) is not the report's: match by tid, the
-	 * walk's tids read once (65 threads matched key by key were a quarter of `info`) */
-	size_t nstacks = json_array_size(stacks);
-	json_int_t *tids = calloc(nstacks ? nstacks : 1, sizeof(*tids));
-	for (size_t k = 0; tids && k < nstacks; k++)
-		tids[k] = json_integer_value(json_object_get(json_array_get(stacks, k), "tid"));
+	return s;
+}
+
+static const struct cq_thread_stack *stack_of(const struct cq_stacks *s, int32_t tid)
+{
+	for (size_t k = 0; s && k < s->nthreads; k++)
+		if (s->threads[k].tid == tid)
+			return &s->threads[k];
+	return NULL;
+}
+
+static const struct cq_frame *user_frame_of(const struct cq_thread_stack *t)
+{
+	return t && t->user_frame >= 0 && (unsigned)t->user_frame < t->nframes ? &t->frames[t->user_frame] : NULL;
+}
+
+/* The stacks in the JSON document: each thread's user frame, `info`'s crash stack. */
+static void add_stacks(const struct cq_stacks *s, json_t *doc, bool crash_stack)
+{
+	json_t *crash = NULL, *t;
+	size_t i;
 	json_array_foreach(json_object_get(doc, "threads"), i, t) {
-		json_int_t tid = json_integer_value(json_object_get(t, "tid"));
-		json_t *s = NULL;
-		for (size_t k = 0; tids && k < nstacks && !s; k++)
-			if (tids[k] == tid)
-				s = json_array_get(stacks, k);
-		json_t *idx = s ? json_object_get(s, "user_frame") : NULL;
-		json_t *f = json_is_integer(idx) ? json_array_get(json_object_get(s, "frames"),
-								  (size_t)json_integer_value(idx)) : NULL;
-		json_object_set(t, "user_frame", f ? f : json_null());
-		if (s && json_is_true(json_object_get(s, "crashing")))
-			crash = json_pack("{s:O, s:O}", "frames", json_object_get(s, "frames"), "stop",
-					  json_object_get(s, "stop"));
+		const struct cq_thread_stack *ts = stack_of(s, (int32_t)json_integer_value(json_object_get(t, "tid")));
+		const struct cq_frame *f = user_frame_of(ts);
+		json_object_set_new(t, "user_frame", f ? cq_frame_json(f) : json_null());
+		if (ts && ts->crashing && !crash) {
+			json_t *frames = json_array();
+			for (unsigned k = 0; k < ts->nframes; k++)
+				json_array_append_new(frames, cq_frame_json(&ts->frames[k]));
+			crash = json_pack("{s:o, s:s}", "frames", frames, "stop", ts->stop);
+		}
 	}
-	free(tids);
 	if (crash_stack)
 		json_object_set_new(doc, "crash_stack", crash ? crash : json_null());
 	else
 		json_decref(crash);
-	json_decref(bt);
 }
 
-static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_images, bool regs)
+/* The document of `info` (with_images) or `threads`; without the threads and stacks when
+ * they are printed as text straight from the core and @p stacks (NULL). */
+static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_images, bool regs,
+			 const struct cq_stacks *stacks, bool threads)
 {
 	json_t *doc = json_object();
 	json_object_set_new(doc, "schema", cq_json_str(with_images ? "coreq-info/1" : "coreq-threads/1"));
@@ -228,11 +242,13 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 		cq_core_problem(core, "images", "%s", err->message);
 		cq_error_destroy(err);
 	}
-	json_t *threads = json_array();
-	for (size_t i = 0; i < core->nthreads; i++)
-		json_array_append_new(threads, thread_json(core, &core->threads[i], regs));
-	json_object_set_new(doc, "threads", threads);
-	add_stacks(core, doc, with_images);
+	if (threads) {
+		json_t *list = json_array();
+		for (size_t i = 0; i < core->nthreads; i++)
+			json_array_append_new(list, thread_json(core, &core->threads[i], regs));
+		json_object_set_new(doc, "threads", list);
+		add_stacks(stacks, doc, with_images);
+	}
 	if (with_images) {
 		json_object_set_new(doc, "auxv", auxv_json(core));
 		json_object_set_new(doc, "images_source",
@@ -255,42 +271,48 @@ static const char *jstr(json_t *o, const char *key)
 
 /* WHERE's second part: " <- fx_block_read (fixprog.c:90)", the thread's user frame when
  * it is not the innermost one. */
-static void print_user_frame(json_t *f)
+static void print_user_frame(const struct cq_frame *f)
 {
-	if (!json_is_object(f) || json_integer_value(json_object_get(f, "index")) == 0)
+	if (!f || f->index == 0)
 		return;
-	const char *fn = json_string_value(json_object_get(f, "demangled"));
-	fn = fn ? fn : json_string_value(json_object_get(f, "function"));
-	const char *file = json_string_value(json_object_get(f, "file"));
-	const char *base = file ? strrchr(file, '/') : NULL;
+	const struct cq_frame_info *in = f->info;
+	const char *fn = in->demangled ? in->demangled : in->function;
+	const char *base = in->file ? strrchr(in->file, '/') : NULL;
 	printf(" <- %s", fn ? cq_esc(fn) : "??");
-	if (file)
-		printf(" (%s:%lld)", cq_esc(base ? base + 1 : file), (long long)json_integer_value(json_object_get(f, "line")));
-	else if (json_is_string(json_object_get(f, "function_offset")))
-		printf("+%s", json_string_value(json_object_get(f, "function_offset")));
+	if (in->file)
+		printf(" (%s:%d)", cq_esc(base ? base + 1 : in->file), in->line);
+	else if (in->has_function_offset)
+		printf("+0x%" PRIx64, in->function_offset);
 }
 
-static void print_threads_text(json_t *doc, bool regs)
+/* "0x7f..." as the JSON document writes an address. */
+static const char *addr_str(char *b, uint64_t v)
 {
-	json_t *threads = json_object_get(doc, "threads");
-	size_t i;
-	json_t *th;
+	snprintf(b, 19, "0x%" PRIx64, v);
+	return b;
+}
+
+/* The thread table, straight from the core and the walk (the JSON document's threads,
+ * without building them). */
+static void print_threads_text(struct cq_core *core, const struct cq_stacks *stacks, bool regs)
+{
 	printf("  %-8s %-4s %-18s %-18s %-18s %s\n", "TID", "SIG", "PC", "SP", "TP", "WHERE");
-	json_array_foreach(threads, i, th) {
-		printf("%c %-8lld %-4lld %-18s %-18s %-18s %s",
-		       json_is_true(json_object_get(th, "crashing")) ? '*' : ' ',
-		       (long long)json_integer_value(json_object_get(th, "tid")),
-		       (long long)json_integer_value(json_object_get(th, "signal")),
-		       jstr(th, "pc"), jstr(th, "sp"), jstr(th, "tp"), jstr(th, "pc_symbol"));
-		print_user_frame(json_object_get(th, "user_frame"));
+	for (size_t i = 0; i < core->nthreads; i++) {
+		struct cq_thread *th = &core->threads[i];
+		char pc[19], sp[19], tp[19];
+		char *where = cq_core_symbol_name(core, th->pc, true);
+		printf("%c %-8lld %-4lld %-18s %-18s %-18s %s", core->crashed && i == core->crash_thread ? '*' : ' ',
+		       (long long)th->tid, (long long)th->signal, addr_str(pc, th->pc), addr_str(sp, th->sp),
+		       th->has_tp ? addr_str(tp, th->tp) : "-", cq_esc(where));
+		free(where);
+		print_user_frame(user_frame_of(stack_of(stacks, th->tid)));
 		printf("\n");
 		if (regs) {
-			const char *k;
-			json_t *v;
 			int col = 0;
-			json_object_foreach(json_object_get(th, "registers"), k, v) {
-				printf("%s%9s=%-18s", col == 0 ? "    " : "", k,
-				       json_is_string(v) ? json_string_value(v) : "unavailable");
+			for (unsigned r = 0; r < core->target->nregs; r++) {
+				char v[19];
+				printf("%s%9s=%-18s", col == 0 ? "    " : "", core->target->regs[r].name,
+				       cq_thread_has_reg(core, th, r) ? addr_str(v, cq_thread_reg_at(core, th, r)) : "unavailable");
 				if (++col == 4) {
 					printf("\n");
 					col = 0;
@@ -302,7 +324,7 @@ static void print_threads_text(json_t *doc, bool regs)
 	}
 }
 
-static void print_info_text(json_t *doc, bool with_images)
+static void print_info_text(json_t *doc, struct cq_core *core, const struct cq_stacks *stacks, bool with_images)
 {
 	json_t *sig = json_object_get(doc, "signal");
 	json_t *rep = json_object_get(doc, "apport");
@@ -349,12 +371,15 @@ static void print_info_text(json_t *doc, bool with_images)
 		printf(", from %s: no thread crashed (the process was stopped when the core was taken, as gdb's gcore "
 		       "does)\n", jstr(sig, "source"));
 	printf("threads:  %lld\n", (long long)json_integer_value(json_object_get(doc, "thread_count")));
-	print_threads_text(doc, false);
-	json_t *cs = json_object_get(doc, "crash_stack");
-	if (json_is_object(cs)) {
-		printf("stack of thread %lld (crashing):\n", (long long)json_integer_value(json_object_get(doc, "crashing_thread")));
-		cq_print_frames(json_object_get(cs, "frames"), (int)json_integer_value(json_object_get(doc, "bits")) / 4);
-		printf("  (%s)\n", jstr(cs, "stop"));
+	print_threads_text(core, stacks, false);
+	const struct cq_thread_stack *cs = NULL;
+	for (size_t k = 0; stacks && k < stacks->nthreads && !cs; k++)
+		if (stacks->threads[k].crashing)
+			cs = &stacks->threads[k];
+	if (cs && with_images) {
+		printf("stack of thread %lld (crashing):\n", (long long)cs->tid);
+		cq_print_stack_frames(cs->frames, cs->nframes, (int)cq_target_ptr_size(core->target) * 2);
+		printf("  (%s)\n", cq_esc(cs->stop));
 	}
 	if (!with_images)
 		return;
@@ -385,23 +410,29 @@ static int info_common(struct cq_cli *cli, bool with_images, bool regs)
 	int rc = cq_open_core(cli, true, &core);
 	if (rc)
 		return rc;
-	json_t *doc = info_json(cli, core, with_images, regs);
-	rc = core->nproblems ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+	struct cq_stacks *stacks = walk_stacks(core);
 	if (cli->json) {
+		json_t *doc = info_json(cli, core, with_images, regs, stacks, true);
+		rc = core->nproblems ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 		if (rc)
 			fprintf(stderr, "coreq: analysis incomplete: %zu problem(s), listed in the output\n",
 				core->nproblems);
 		cq_emit_json(doc);
-	} else {
-		if (with_images)
-			print_info_text(doc, true);
-		else
-			print_threads_text(doc, regs);
-		cq_text_problems(core);
-		cq_release(doc, core);
+		cq_stacks_free(stacks);
+		cq_core_close(core);
 		return rc;
 	}
-	cq_core_close(core);
+	/* text: the header and images from the document, the threads and stacks printed
+	 * straight from the core and the walk */
+	json_t *doc = with_images ? info_json(cli, core, true, false, stacks, false) : NULL;
+	rc = core->nproblems ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+	if (with_images)
+		print_info_text(doc, core, stacks, true);
+	else
+		print_threads_text(core, stacks, regs);
+	cq_text_problems(core);
+	cq_stacks_free(stacks);
+	cq_release(doc, core);
 	return rc;
 }
 

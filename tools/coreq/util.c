@@ -281,49 +281,92 @@ static void put_dec(long long v, int width)
 		putchar_unlocked(' ');
 }
 
+/* One frame's line, from the JSON document or from the walk's structures alike. Offsets
+ * are "0x..." strings, as in the document. */
+struct frame_line {
+	long long index;
+	uint64_t pc;
+	const char *fn, *off, *file, *mod, *moff, *how;
+	long long line;
+	bool inlined;
+};
+
+static void print_frame_line(const struct frame_line *l, int width)
+{
+	fputs_unlocked("  #", stdout);
+	put_dec(l->index, 3);
+	fputs_unlocked(" 0x", stdout);
+	put_hex(l->pc, width);
+	fputs_unlocked(" in ", stdout);
+	fputs_unlocked(l->fn ? cq_esc(l->fn) : "??", stdout);
+	if (l->file) {
+		const char *base = strrchr(l->file, '/');
+		fputs_unlocked(" (", stdout);
+		fputs_unlocked(cq_esc(base ? base + 1 : l->file), stdout);
+		putchar_unlocked(':');
+		put_dec(l->line, 0);
+		putchar_unlocked(')');
+	} else if (l->fn && l->off && strcmp(l->off, "0x0")) {
+		putchar_unlocked('+');
+		fputs_unlocked(l->off, stdout);
+	}
+	if (l->inlined)
+		fputs_unlocked(" [inlined]", stdout);
+	if (l->mod) {
+		fputs_unlocked(" [", stdout);
+		fputs_unlocked(cq_esc(l->mod), stdout);
+		putchar_unlocked('+');
+		fputs_unlocked(l->moff ? l->moff : "?", stdout);
+		putchar_unlocked(']');
+	}
+	if (l->how && strcmp(l->how, "initial") && strcmp(l->how, "cfi") && strcmp(l->how, "inline")) {
+		fputs_unlocked(" <", stdout);
+		fputs_unlocked(l->how, stdout);
+		putchar_unlocked('>');
+	}
+	putchar_unlocked('\n');
+}
+
 void cq_print_frames(json_t *frames, int width)
 {
 	json_t *f;
 	size_t i;
 	json_array_foreach(frames, i, f) {
 		const char *dm = json_string_value(json_object_get(f, "demangled"));
-		const char *fn = dm ? dm : json_string_value(json_object_get(f, "function"));
-		const char *off = json_string_value(json_object_get(f, "function_offset"));
-		const char *file = json_string_value(json_object_get(f, "file"));
-		const char *mod = json_string_value(json_object_get(f, "module"));
-		const char *moff = json_string_value(json_object_get(f, "module_offset"));
-		const char *how = json_string_value(json_object_get(f, "found_by"));
-		fputs_unlocked("  #", stdout);
-		put_dec((long long)json_integer_value(json_object_get(f, "index")), 3);
-		fputs_unlocked(" 0x", stdout);
-		put_hex(strtoull(json_string_value(json_object_get(f, "pc")), NULL, 16), width);
-		fputs_unlocked(" in ", stdout);
-		fputs_unlocked(fn ? cq_esc(fn) : "??", stdout);
-		if (file) {
-			const char *base = strrchr(file, '/');
-			fputs_unlocked(" (", stdout);
-			fputs_unlocked(cq_esc(base ? base + 1 : file), stdout);
-			putchar_unlocked(':');
-			put_dec((long long)json_integer_value(json_object_get(f, "line")), 0);
-			putchar_unlocked(')');
-		} else if (fn && off && strcmp(off, "0x0")) {
-			putchar_unlocked('+');
-			fputs_unlocked(off, stdout);
-		}
-		if (json_is_true(json_object_get(f, "inlined")))
-			fputs_unlocked(" [inlined]", stdout);
-		if (mod) {
-			fputs_unlocked(" [", stdout);
-			fputs_unlocked(cq_esc(mod), stdout);
-			putchar_unlocked('+');
-			fputs_unlocked(moff ? moff : "?", stdout);
-			putchar_unlocked(']');
-		}
-		if (how && strcmp(how, "initial") && strcmp(how, "cfi") && strcmp(how, "inline")) {
-			fputs_unlocked(" <", stdout);
-			fputs_unlocked(how, stdout);
-			putchar_unlocked('>');
-		}
-		putchar_unlocked('\n');
+		struct frame_line l = {
+			.index = (long long)json_integer_value(json_object_get(f, "index")),
+			.pc = strtoull(json_string_value(json_object_get(f, "pc")) ?: "0", NULL, 16),
+			.fn = dm ? dm : json_string_value(json_object_get(f, "function")),
+			.off = json_string_value(json_object_get(f, "function_offset")),
+			.file = json_string_value(json_object_get(f, "file")),
+			.line = (long long)json_integer_value(json_object_get(f, "line")),
+			.inlined = json_is_true(json_object_get(f, "inlined")),
+			.mod = json_string_value(json_object_get(f, "module")),
+			.moff = json_string_value(json_object_get(f, "module_offset")),
+			.how = json_string_value(json_object_get(f, "found_by"))};
+		print_frame_line(&l, width);
+	}
+}
+
+/* "0x1a1c" into @p b (19 bytes). */
+static const char *hex_str(char *b, uint64_t v)
+{
+	snprintf(b, 19, "0x%" PRIx64, v);
+	return b;
+}
+
+void cq_print_stack_frames(const struct cq_frame *frames, unsigned n, int width)
+{
+	for (unsigned i = 0; i < n; i++) {
+		const struct cq_frame *f = &frames[i];
+		const struct cq_frame_info *in = f->info;
+		char off[19], moff[19];
+		struct frame_line l = {
+			.index = f->index, .pc = f->pc, .fn = in->demangled ? in->demangled : in->function,
+			.off = in->has_function_offset ? hex_str(off, in->function_offset) : NULL,
+			.file = in->file, .line = in->line, .inlined = f->inlined, .mod = in->module,
+			.moff = in->has_module_offset ? hex_str(moff, in->module_offset) : NULL,
+			.how = cq_found_by_name(f->found_by)};
+		print_frame_line(&l, width);
 	}
 }
