@@ -5,8 +5,16 @@
 #include <elf.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A symbol an in-place scan found (elf_file.h's raw): table section and entry. */
+struct cq_found_symbol {
+	struct cq_found_symbol *next;
+	size_t scn, index;
+	struct cq_symbol sym;
+};
 
 static void read_notes(struct cq_elf *e, Elf_Data *data)
 {
@@ -162,6 +170,10 @@ void cq_elf_close(struct cq_elf *e)
 		return;
 	}
 	free(e->syms);
+	for (struct cq_found_symbol *f = e->found, *next; f; f = next) {
+		next = f->next;
+		free(f);
+	}
 	free(e->strtab);
 	free(e->by_name);
 	for (size_t k = 0; e->plain && k <= e->by_plain_mask; k++)
@@ -719,18 +731,114 @@ static bool build_addr_index(struct cq_elf *e)
 
 static const struct cq_symbol *lookup_symbol_at(struct cq_elf *e, uint64_t vaddr);
 
+/* Whether address lookups can scan the symbol tables in place (elf_file.h's raw): tables
+ * of entries libelf converted, each with a string table ending in a NUL, in a file whose
+ * symbol values are used as they are (not ppc64 ELFv1's descriptors). */
+static bool raw_usable(struct cq_elf *e)
+{
+	if (e->raw_state)
+		return e->raw_state > 0;
+	e->raw_state = -1;
+	if (e->syms_loaded || !e->elf || e->opd_abi)
+		return false;
+	size_t symsz = e->elf_class == ELFCLASS64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e->elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !sh.sh_entsize || d->d_type != ELF_T_SYM || !d->d_buf)
+			continue; /* no entries (as cq_elf_load_symbols) */
+		Elf_Scn *strscn = elf_getscn(e->elf, sh.sh_link);
+		GElf_Shdr strsh;
+		Elf_Data *str = strscn && gelf_getshdr(strscn, &strsh) && strsh.sh_type == SHT_STRTAB
+					? elf_getdata(strscn, NULL) : NULL;
+		if (!str || !str->d_buf || !str->d_size || ((const char *)str->d_buf)[str->d_size - 1] != 0 ||
+		    e->nraw == sizeof(e->raw) / sizeof(e->raw[0]))
+			return false;
+		e->raw[e->nraw++] = (struct cq_raw_symtab){d->d_buf, symbol_count(&sh, d, symsz), elf_ndxscn(scn),
+							    str->d_buf, str->d_size, sh.sh_type == SHT_DYNSYM};
+	}
+	e->raw_state = 1;
+	return true;
+}
+
+/* One field of a table entry, copied out: libelf may hand out an unaligned table where the
+ * host allows it (and copying the whole entry to the stack made the scan three times slower). */
+#define SYM_FIELD(p, type, field) ({ __typeof__(((type *)0)->field) v_; \
+	memcpy(&v_, (p) + offsetof(type, field), sizeof(v_)); v_; })
+
+/* scan_symbol_at() over libelf's tables in place: the same symbols (defined, named, not a
+ * section, file or TLS symbol, at a non-zero address), in the same order, the same
+ * choice. The answer is a copy kept with @p e; NULL only when there is none (or no
+ * memory for it). */
+static const struct cq_symbol *raw_symbol_at(struct cq_elf *e, uint64_t vaddr)
+{
+	bool is64 = e->elf_class == ELFCLASS64;
+	size_t symsz = is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	struct cq_symbol best = {0};
+	size_t best_scn = 0, best_index = 0;
+	bool have = false;
+	uint64_t floor = 0;
+	for (unsigned t = 0; t < e->nraw; t++) {
+		const struct cq_raw_symtab *r = &e->raw[t];
+		for (size_t i = 1; i < r->count; i++) {
+			const char *p = r->data + i * symsz;
+			/* most entries end here: above the address, or below the best so far */
+			uint64_t value = is64 ? SYM_FIELD(p, Elf64_Sym, st_value) : SYM_FIELD(p, Elf32_Sym, st_value);
+			if (value > vaddr || value < floor || value == 0)
+				continue;
+			unsigned char info = is64 ? SYM_FIELD(p, Elf64_Sym, st_info) : SYM_FIELD(p, Elf32_Sym, st_info);
+			uint16_t shndx = is64 ? SYM_FIELD(p, Elf64_Sym, st_shndx) : SYM_FIELD(p, Elf32_Sym, st_shndx);
+			uint32_t name = is64 ? SYM_FIELD(p, Elf64_Sym, st_name) : SYM_FIELD(p, Elf32_Sym, st_name);
+			int type = GELF_ST_TYPE(info);
+			if (shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE || type == STT_TLS ||
+			    name >= r->strsize || !r->str[name])
+				continue;
+			uint64_t size = is64 ? SYM_FIELD(p, Elf64_Sym, st_size) : SYM_FIELD(p, Elf32_Sym, st_size);
+			struct cq_symbol s = {r->str + name, value, size, (uint8_t)type, (uint8_t)GELF_ST_BIND(info),
+					      r->dynamic};
+			if (!have || value > best.value || preferred_symbol(e, &s, &best)) {
+				best = s;
+				best_scn = r->scn;
+				best_index = i;
+				have = true;
+				floor = value;
+			}
+		}
+	}
+	if (!have)
+		return NULL;
+	for (struct cq_found_symbol *f = e->found; f; f = f->next)
+		if (f->scn == best_scn && f->index == best_index)
+			return &f->sym;
+	struct cq_found_symbol *f = malloc(sizeof(*f));
+	if (!f)
+		return NULL;
+	*f = (struct cq_found_symbol){e->found, best_scn, best_index, best};
+	e->found = f;
+	return &f->sym;
+}
+
 const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr)
 {
-	struct cq_error *err = cq_elf_load_symbols(e);
-	if (err) {
-		cq_error_destroy(err);
-		return NULL;
-	}
 	/* Threads of a core sit at few distinct pcs: remember recent answers. */
 	for (size_t i = 0; i < sizeof(e->recent) / sizeof(e->recent[0]); i++)
 		if (e->recent[i].valid && e->recent[i].vaddr == vaddr)
 			return e->recent[i].sym;
-	const struct cq_symbol *s = lookup_symbol_at(e, vaddr);
+	const struct cq_symbol *s;
+	if (!e->syms_loaded && e->addr_lookups < SCAN_LOOKUPS && raw_usable(e)) {
+		/* a few lookups: scanned in place, nothing loaded */
+		e->addr_lookups++;
+		s = raw_symbol_at(e, vaddr);
+	} else {
+		struct cq_error *err = cq_elf_load_symbols(e);
+		if (err) {
+			cq_error_destroy(err);
+			return NULL;
+		}
+		s = lookup_symbol_at(e, vaddr);
+	}
 	if (s && s->size && vaddr - s->value >= s->size)
 		s = NULL;
 	size_t slot = e->recent_next++ % (sizeof(e->recent) / sizeof(e->recent[0]));

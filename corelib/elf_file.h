@@ -72,6 +72,20 @@ struct cq_elf {
 	size_t nby_addr;
 	bool by_addr_sorted;
 	unsigned addr_lookups;      /**< cq_elf_symbol_at calls answered by scanning */
+	/** Before the symbols are loaded, address lookups scan libelf's tables in place
+	 * (loading libc's 10,000 symbols was a tenth of `coreq info`): the tables, and a copy
+	 * of each symbol such a scan found (one per table entry, so a symbol found twice is
+	 * one pointer). raw_state: 0 not looked at, 1 usable, -1 not (the symbols are loaded). */
+	struct cq_raw_symtab {
+		const char *data;
+		size_t count, scn;
+		const char *str;
+		size_t strsize;
+		bool dynamic;
+	} raw[4];
+	unsigned nraw;
+	int raw_state;
+	struct cq_found_symbol *found;
 	struct {
 		bool valid;
 		uint64_t vaddr;

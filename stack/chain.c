@@ -72,7 +72,8 @@ static bool lr_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *
 		return false;
 	struct cq_symref a, b;
 	struct cq_error *ea = cq_core_symbolize(ctx->core, pc, &a), *eb = cq_core_symbolize(ctx->core, lr - 1, &b);
-	bool same = !ea && !eb && a.sym && a.sym == b.sym;
+	/* one function: one image, one symbol address (a lookup may answer with a copy) */
+	bool same = !ea && !eb && a.sym && b.sym && a.image == b.image && a.sym->value == b.sym->value;
 	cq_error_destroy(ea);
 	cq_error_destroy(eb);
 	if (same) {

@@ -135,12 +135,24 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	const struct thread_ref *ref = thread_arg;
 	const struct unwinder *u = ref->u;
-	for (int d = 0; d < CQ_STACK_NREGS; d++)
-		if (u->start.ok[d]) {
-			Dwarf_Word w = u->start.v[d];
-			/* numbers past the backend's frame_nregs are refused: fine */
-			(void)dwfl_thread_state_registers(thread, d, 1, &w);
+	/* in runs of consecutive numbers, one call each; a run that reaches past the
+	 * backend's frame_nregs is refused whole, so it is retried one register at a time */
+	for (int d = 0; d < CQ_STACK_NREGS;) {
+		if (!u->start.ok[d]) {
+			d++;
+			continue;
 		}
+		int n = 1;
+		while (d + n < CQ_STACK_NREGS && u->start.ok[d + n])
+			n++;
+		Dwarf_Word w[CQ_STACK_NREGS];
+		for (int k = 0; k < n; k++)
+			w[k] = u->start.v[d + k];
+		if (!dwfl_thread_state_registers(thread, d, (unsigned)n, w))
+			for (int k = 0; k < n; k++)
+				(void)dwfl_thread_state_registers(thread, d + k, 1, &w[k]);
+		d += n;
+	}
 	/* the pc explicitly on every architecture, or frame 0 is the return address */
 	dwfl_thread_state_register_pc(thread, u->start_pc);
 	return true;
