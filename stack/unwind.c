@@ -22,6 +22,16 @@
 
 struct unwinder;
 
+/* What a frame's CFI says at one lookup address: whether there is any, whether it is a
+ * signal trampoline's, and the CFA's rule when it is a register plus an offset. */
+struct cfi_rule {
+	uint64_t at1;        /* the lookup address + 1 (0: an empty cache slot) */
+	Dwfl_Module *mod;
+	bool has_cfi, signal, has_rule;
+	int reg;
+	int64_t off;
+};
+
 /* What libdwfl hands back for a thread: the thread and the unwinder it belongs to. */
 struct thread_ref {
 	struct unwinder *u;
@@ -54,6 +64,7 @@ struct unwinder {
 	/* the addresses found harmless (+ 1, by hash): threads parked in the same call look the
 	 * same return addresses up */
 	uint64_t cfi_ok[512];
+	struct cfi_rule rules[64]; /* what the CFI says at recent lookup addresses (frame_cfi) */
 };
 
 
@@ -223,18 +234,23 @@ static enum cq_found_by dwfl_fallback_kind(const struct cq_target *t)
 	return t->e_machine == EM_S390 || t->e_machine == EM_PPC64 ? CQ_FOUND_BACKCHAIN : CQ_FOUND_FP;
 }
 
-/* The frame's CFA from its CFI (.eh_frame first, as libdwfl looks), when the rule is a
- * register plus an offset (*@p cfa, else 0); also whether there is CFI and whether it is a
- * signal trampoline's. A lookup that fails for another reason than "no FDE here" (a
- * crafted .eh_frame_hdr or FDE pointing outside its section) leaves libdw's message in
- * @p error, so that the stop does not claim the frame had no CFI. */
-static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs *regs, struct cq_frame *f, bool *has_cfi,
-		      bool *signal, uint64_t *cfa, char *error, size_t error_size)
+/* The CFI at @p at (.eh_frame first, as libdwfl looks): whether there is any, whether it is
+ * a signal trampoline's, the CFA's rule. A lookup that fails for another reason than "no FDE
+ * here" (a crafted .eh_frame_hdr or FDE pointing outside its section) leaves libdw's
+ * message in @p error, so that the stop does not claim the frame had no CFI. Answers
+ * without an error are kept: threads parked in one call look the same addresses up, and
+ * each lookup runs the FDE's instructions again. */
+static void cfi_rule_at(struct unwinder *u, Dwfl_Module *mod, uint64_t at, struct cfi_rule *r, char *error,
+			size_t error_size)
 {
-	*has_cfi = *signal = false;
-	*cfa = 0;
+	struct cfi_rule *slot = &u->rules[((at * 0x9e3779b97f4a7c15u) >> 40) % (sizeof(u->rules) / sizeof(u->rules[0]))];
 	error[0] = 0;
-	for (int pass = 0; mod && pass < 2 && !*has_cfi; pass++) {
+	if (slot->at1 == at + 1 && slot->mod == mod) {
+		*r = *slot;
+		return;
+	}
+	*r = (struct cfi_rule){.at1 = at + 1, .mod = mod};
+	for (int pass = 0; mod && pass < 2 && !r->has_cfi; pass++) {
 		Dwarf_Addr bias;
 		Dwarf_CFI *cfi = pass ? dwfl_module_dwarf_cfi(mod, &bias) : dwfl_module_eh_cfi(mod, &bias);
 		Dwarf_Frame *fr;
@@ -246,23 +262,52 @@ static void frame_cfi(Dwfl_Module *mod, uint64_t at, const struct cq_stack_regs 
 				snprintf(error, error_size, "%s", msg);
 			continue;
 		}
-		*has_cfi = true;
+		r->has_cfi = true;
 		error[0] = 0;
 		Dwarf_Op *ops;
 		size_t nops;
-		uint64_t base;
-		dwarf_frame_info(fr, NULL, NULL, signal);
+		dwarf_frame_info(fr, NULL, NULL, &r->signal);
 		if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1) {
-			int reg = ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 ? ops[0].atom - DW_OP_breg0
+			r->reg = ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 ? ops[0].atom - DW_OP_breg0
 			        : ops[0].atom == DW_OP_bregx ? (int)ops[0].number : -1;
-			int64_t off = ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2 : (int64_t)ops[0].number;
-			if (reg >= 0 && cq_stack_reg(regs, reg, &base)) {
-				*cfa = base + (uint64_t)off;
-				f->cfa = *cfa;
-				f->has_cfa = true;
-			}
+			r->off = ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2 : (int64_t)ops[0].number;
+			r->has_rule = r->reg >= 0;
 		}
 		free(fr);
+	}
+	if (!error[0])
+		*slot = *r;
+}
+
+/* Register @p d of the frame: from @p regs, else read from libdwfl's @p state into them
+ * (only the registers a frame's description keeps: u->carry). */
+static bool frame_reg(const struct unwinder *u, Dwfl_Frame *state, struct cq_stack_regs *regs, int d, uint64_t *v)
+{
+	if (cq_stack_reg(regs, d, v))
+		return true;
+	Dwarf_Word x;
+	if (d < 0 || d >= CQ_STACK_NREGS || !u->carry[d] || dwfl_frame_reg(state, (unsigned)d, &x) != 0)
+		return false;
+	cq_stack_set(regs, d, x);
+	*v = x;
+	return true;
+}
+
+/* The frame's CFA from its CFI (cfi_rule_at), when the rule is a register plus an offset
+ * (*@p cfa, else 0); also whether there is CFI and whether it is a signal trampoline's. */
+static void frame_cfi(struct unwinder *u, Dwfl_Frame *state, uint64_t at, struct cq_stack_regs *regs,
+		      struct cq_frame *f, bool *has_cfi, bool *signal, uint64_t *cfa, char *error, size_t error_size)
+{
+	struct cfi_rule r;
+	uint64_t base;
+	cfi_rule_at(u, dwfl_addrmodule(u->dwfl, at), at, &r, error, error_size);
+	*has_cfi = r.has_cfi;
+	*signal = r.signal;
+	*cfa = 0;
+	if (r.has_rule && frame_reg(u, state, regs, r.reg, &base)) {
+		*cfa = base + (uint64_t)r.off;
+		f->cfa = *cfa;
+		f->has_cfa = true;
 	}
 }
 
@@ -356,16 +401,23 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	uint64_t badreg = cfi_bad_register(w->u, pc);
 	if (!badreg && pc)
 		badreg = cfi_bad_register(w->u, pc - 1);
-	if (!badreg && !dwfl_frame_pc(state, &pc, &activation)) {
-		snprintf(w->stop, w->stop_size, "no pc for frame %u: %s", w->nphys, dwfl_errmsg(-1));
-		return DWARF_CB_ABORT;
+	/* Whether the pc is exact (libdwfl's "activation"): after a signal frame, or in a
+	 * signal trampoline (its CFI says so at pc - 1, where libdwfl looks). Asked of the CFI
+	 * here, not of dwfl_frame_pc, which would unwind the frame to answer: a walk that ends
+	 * at this frame (the user frame) would pay for its caller. */
+	if (!badreg && w->seg_frames > 0) {
+		struct cfi_rule r;
+		char error[80];
+		activation = w->last_signal;
+		if (!activation) {
+			cfi_rule_at(w->u, dwfl_addrmodule(w->u->dwfl, pc - 1), pc - 1, &r, error, sizeof(error));
+			activation = r.signal;
+		}
 	}
-	struct cq_stack_regs regs = {0};
-	for (int d = 0; d < CQ_STACK_NREGS; d++) {
-		Dwarf_Word v;
-		if (w->u->carry[d] && dwfl_frame_reg(state, (unsigned)d, &v) == 0)
-			cq_stack_set(&regs, d, v);
-	}
+	/* the registers are read from libdwfl as they are needed (the stack pointer now, the
+	 * rest when the walk goes on) */
+	struct cq_stack_regs regs;
+	memset(regs.ok, 0, sizeof(regs.ok));
 	enum cq_found_by how;
 	uint64_t at;
 	if (w->seg_frames == 0) {
@@ -383,7 +435,7 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 
 	/* a stack that does not move on: stop before the frame that would repeat */
 	uint64_t sp = 0;
-	bool have_sp = cq_stack_reg(&regs, t->dwarf_sp, &sp);
+	bool have_sp = frame_reg(w->u, state, &regs, t->dwarf_sp, &sp);
 	if (have_sp && w->have_last_sp && how != CQ_FOUND_SIGNAL) {
 		unsigned prev = last_frame(w) ? last_frame(w)->index : 0;
 		if (sp < w->last_sp) {
@@ -416,8 +468,8 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	uint64_t cfa;
-	frame_cfi(dwfl_addrmodule(w->u->dwfl, at), at, &regs, f, &w->last_cfi, &w->last_signal, &cfa,
-		  w->last_cfi_error, sizeof(w->last_cfi_error));
+	frame_cfi(w->u, state, at, &regs, f, &w->last_cfi, &w->last_signal, &cfa, w->last_cfi_error,
+		  sizeof(w->last_cfi_error));
 	f->signal_frame = w->last_signal;
 	/* a CFA below the frame's own stack pointer (crafted CFI): its caller would be found
 	 * inwards, in memory the frame does not own; libdwfl would read a return address
@@ -446,13 +498,21 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 			 bias ? " (+ the stack bias 2047)" : "");
 		return DWARF_CB_ABORT;
 	}
+	bool user = w->ts->user_frame < 0 && user_frame(w, f);
+	if (!(user && w->to_user_frame)) {
+		/* the walk goes on: a step of coreq's from here needs every register */
+		uint64_t v;
+		for (int d = 0; d < CQ_STACK_NREGS; d++)
+			if (w->u->carry[d])
+				(void)frame_reg(w->u, state, &regs, d, &v);
+	}
 	w->last = regs;
 	w->last_pc = pc;
 	w->last_at = at;
 	w->last_sp = sp;
 	w->have_last_sp = have_sp;
 	w->last_frame = fi;
-	if (w->ts->user_frame < 0 && user_frame(w, f)) {
+	if (user) {
 		w->ts->user_frame = (int)f->index;
 		if (w->to_user_frame) {
 			snprintf(w->stop, w->stop_size, "the user frame is reached");
