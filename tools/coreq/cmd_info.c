@@ -196,7 +196,8 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	json_object_set_new(doc, "arch", cq_json_str(t->name));
 	json_object_set_new(doc, "bits", json_integer(cq_target_ptr_size(t) * 8));
 	json_object_set_new(doc, "byte_order", cq_json_str(t->little_endian ? "little" : "big"));
-	if (with_images)
+	/* the ABI and auxv tables only in JSON (text shows neither) */
+	if (with_images && threads)
 		json_object_set_new(doc, "abi", abi_json(t));
 	if (cli->bfd) {
 		json_object_set_new(doc, "bfd_target", core->bfd_target ? cq_json_str(core->bfd_target) : json_null());
@@ -250,7 +251,8 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 		add_stacks(stacks, doc, with_images);
 	}
 	if (with_images) {
-		json_object_set_new(doc, "auxv", auxv_json(core));
+		if (threads)
+			json_object_set_new(doc, "auxv", auxv_json(core));
 		json_object_set_new(doc, "images_source",
 				    cq_json_str(core->images_source ? core->images_source : "none"));
 		json_t *images = json_array();
