@@ -768,21 +768,6 @@ static bool raw_usable(struct cq_elf *e)
 #define SYM_FIELD(p, type, field) ({ __typeof__(((type *)0)->field) v_; \
 	memcpy(&v_, (p) + offsetof(type, field), sizeof(v_)); v_; })
 
-/* The kept copy of table entry @p index of section @p scn (made now from @p sym if there
- * is none): a symbol found twice is one pointer. NULL when out of memory. */
-static const struct cq_symbol *found_copy(struct cq_elf *e, size_t scn, size_t index, const struct cq_symbol *sym)
-{
-	for (struct cq_found_symbol *f = e->found; f; f = f->next)
-		if (f->scn == scn && f->index == index)
-			return &f->sym;
-	struct cq_found_symbol *f = malloc(sizeof(*f));
-	if (!f)
-		return NULL;
-	*f = (struct cq_found_symbol){e->found, scn, index, *sym};
-	e->found = f;
-	return &f->sym;
-}
-
 /* scan_symbol_at() over libelf's tables in place: the same symbols (defined, named, not a
  * section, file or TLS symbol, at a non-zero address), in the same order, the same
  * choice. The answer is a copy kept with @p e; NULL only when there is none (or no
@@ -822,74 +807,17 @@ static const struct cq_symbol *raw_symbol_at(struct cq_elf *e, uint64_t vaddr)
 			}
 		}
 	}
-	return have ? found_copy(e, best_scn, best_index, &best) : NULL;
-}
-
-/* An answer of cq_elf_symbol_at() into the recent ones. */
-static void remember(struct cq_elf *e, uint64_t vaddr, const struct cq_symbol *s)
-{
-	size_t slot = e->recent_next++ % (sizeof(e->recent) / sizeof(e->recent[0]));
-	e->recent[slot].valid = true;
-	e->recent[slot].vaddr = vaddr;
-	e->recent[slot].sym = s;
-}
-
-/* raw_symbol_at() for @p n addresses in one pass (a backtrace asks a few per file at once):
- * per address the same choice. */
-static void raw_symbols_at(struct cq_elf *e, const uint64_t *vaddrs, size_t n, const struct cq_symbol **out)
-{
-	bool is64 = e->elf_class == ELFCLASS64;
-	size_t symsz = is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
-	struct pick {
-		struct cq_symbol sym;
-		size_t scn, index;
-		bool have;
-	} *best = calloc(n, sizeof(*best));
-	if (!best) {
-		for (size_t q = 0; q < n; q++)
-			out[q] = NULL;
-		return;
-	}
-	uint64_t top = 0, floor = 0; /* no entry above the highest address, nor below every best */
-	for (size_t q = 0; q < n; q++)
-		top = vaddrs[q] > top ? vaddrs[q] : top;
-	for (unsigned t = 0; t < e->nraw; t++) {
-		const struct cq_raw_symtab *r = &e->raw[t];
-		for (size_t i = 1; i < r->count; i++) {
-			const char *p = r->data + i * symsz;
-			uint64_t value = is64 ? SYM_FIELD(p, Elf64_Sym, st_value) : SYM_FIELD(p, Elf32_Sym, st_value);
-			if (value > top || value < floor || value == 0)
-				continue;
-			unsigned char info = is64 ? SYM_FIELD(p, Elf64_Sym, st_info) : SYM_FIELD(p, Elf32_Sym, st_info);
-			uint16_t shndx = is64 ? SYM_FIELD(p, Elf64_Sym, st_shndx) : SYM_FIELD(p, Elf32_Sym, st_shndx);
-			uint32_t name = is64 ? SYM_FIELD(p, Elf64_Sym, st_name) : SYM_FIELD(p, Elf32_Sym, st_name);
-			int type = GELF_ST_TYPE(info);
-			if (shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE || type == STT_TLS ||
-			    name >= r->strsize || !r->str[name])
-				continue;
-			uint64_t size = is64 ? SYM_FIELD(p, Elf64_Sym, st_size) : SYM_FIELD(p, Elf32_Sym, st_size);
-			struct cq_symbol s = {r->str + name, value, size, (uint8_t)type, (uint8_t)GELF_ST_BIND(info),
-					      r->dynamic};
-			bool moved = false;
-			for (size_t q = 0; q < n; q++) {
-				struct pick *b = &best[q];
-				if (value > vaddrs[q] || (b->have && value < b->sym.value))
-					continue;
-				if (!b->have || value > b->sym.value || preferred_symbol(e, &s, &b->sym)) {
-					*b = (struct pick){s, r->scn, i, true};
-					moved = true;
-				}
-			}
-			if (moved) {
-				floor = UINT64_MAX;
-				for (size_t q = 0; q < n; q++)
-					floor = !best[q].have ? 0 : best[q].sym.value < floor ? best[q].sym.value : floor;
-			}
-		}
-	}
-	for (size_t q = 0; q < n; q++)
-		out[q] = best[q].have ? found_copy(e, best[q].scn, best[q].index, &best[q].sym) : NULL;
-	free(best);
+	if (!have)
+		return NULL;
+	for (struct cq_found_symbol *f = e->found; f; f = f->next)
+		if (f->scn == best_scn && f->index == best_index)
+			return &f->sym;
+	struct cq_found_symbol *f = malloc(sizeof(*f));
+	if (!f)
+		return NULL;
+	*f = (struct cq_found_symbol){e->found, best_scn, best_index, best};
+	e->found = f;
+	return &f->sym;
 }
 
 const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr)
@@ -913,54 +841,11 @@ const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr)
 	}
 	if (s && s->size && vaddr - s->value >= s->size)
 		s = NULL;
-	remember(e, vaddr, s);
+	size_t slot = e->recent_next++ % (sizeof(e->recent) / sizeof(e->recent[0]));
+	e->recent[slot].valid = true;
+	e->recent[slot].vaddr = vaddr;
+	e->recent[slot].sym = s;
 	return s;
-}
-
-void cq_elf_symbols_at(struct cq_elf *e, const uint64_t *vaddrs, size_t n, const struct cq_symbol **out)
-{
-	/* the answers known already, then the others in one scan when the tables are read in
-	 * place (one lookup of the SCAN_LOOKUPS), else one by one */
-	size_t left = 0;
-	uint64_t *ask = malloc((n ? n : 1) * sizeof(*ask));
-	size_t *slot = malloc((n ? n : 1) * sizeof(*slot));
-	for (size_t q = 0; q < n; q++) {
-		out[q] = NULL;
-		bool known = false;
-		for (size_t i = 0; i < sizeof(e->recent) / sizeof(e->recent[0]) && !known; i++)
-			if (e->recent[i].valid && e->recent[i].vaddr == vaddrs[q]) {
-				out[q] = e->recent[i].sym;
-				known = true;
-			}
-		if (known)
-			continue;
-		if (!ask || !slot || e->syms_loaded || e->addr_lookups >= SCAN_LOOKUPS || !raw_usable(e)) {
-			out[q] = cq_elf_symbol_at(e, vaddrs[q]);
-			continue;
-		}
-		ask[left] = vaddrs[q];
-		slot[left++] = q;
-	}
-	if (left) {
-		const struct cq_symbol **got = calloc(left, sizeof(*got));
-		if (got) {
-			e->addr_lookups++;
-			raw_symbols_at(e, ask, left, got);
-			for (size_t k = 0; k < left; k++) {
-				const struct cq_symbol *s = got[k];
-				if (s && s->size && ask[k] - s->value >= s->size)
-					s = NULL;
-				remember(e, ask[k], s);
-				out[slot[k]] = s;
-			}
-			free(got);
-		} else {
-			for (size_t k = 0; k < left; k++)
-				out[slot[k]] = cq_elf_symbol_at(e, ask[k]);
-		}
-	}
-	free(ask);
-	free(slot);
 }
 
 static const struct cq_symbol *lookup_symbol_at(struct cq_elf *e, uint64_t vaddr)

@@ -157,10 +157,6 @@ const struct cq_symbol *cq_elf_find_symbol_plain(struct cq_elf *e, const char *n
 /** Nearest symbol at or below link-time address @p vaddr (inside its size when it has one). */
 const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr);
 
-/** cq_elf_symbol_at() for each of @p n addresses into @p out[], in one pass over the
- * symbol tables where one lookup would scan them (a backtrace's frames in one file). */
-void cq_elf_symbols_at(struct cq_elf *e, const uint64_t *vaddrs, size_t n, const struct cq_symbol **out);
-
 /** A link-time address range. */
 struct cq_range {
 	uint64_t start, end;

@@ -111,11 +111,6 @@ struct cq_error *cq_core_lookup_user(struct cq_core *core, const char *name,
 /** Symbolize @p addr: image, nearest symbol and offset (sym NULL when unknown). */
 struct cq_error *cq_core_symbolize(struct cq_core *core, uint64_t addr, struct cq_symref *ret);
 
-/** cq_core_symbolize() of @p n addresses into @p out[] (an address outside every image has
- * image NULL), each file's symbol tables scanned once for all of its addresses. Images that
- * cannot be loaded leave their addresses without a symbol. */
-void cq_core_symbolize_many(struct cq_core *core, const uint64_t *addrs, size_t n, struct cq_symref *out);
-
 /**
  * @p addr as text for reports: "symbol" or "symbol+0xoff"; with no symbol and
  * @p image_fallback, "image+0xoff" (the image's base name and link-time address). NULL when

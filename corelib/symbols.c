@@ -110,43 +110,6 @@ struct cq_error *cq_core_symbolize(struct cq_core *core, uint64_t addr, struct c
 	return NULL;
 }
 
-void cq_core_symbolize_many(struct cq_core *core, const uint64_t *addrs, size_t n, struct cq_symref *out)
-{
-	struct cq_error *err = cq_core_load_images(core);
-	cq_error_destroy(err); /* what was found is used: each address says what it knows */
-	uint64_t *vaddrs = malloc((n ? n : 1) * sizeof(*vaddrs));
-	size_t *which = malloc((n ? n : 1) * sizeof(*which));
-	const struct cq_symbol **got = malloc((n ? n : 1) * sizeof(*got));
-	bool *done = calloc(n ? n : 1, sizeof(*done));
-	for (size_t i = 0; i < n; i++)
-		out[i] = (struct cq_symref){cq_core_image_at(core, addrs[i]), NULL, addrs[i], false};
-	/* per file, its addresses in one call */
-	for (size_t i = 0; i < n; i++) {
-		struct cq_image *img = out[i].image;
-		struct cq_elf *e = img && img->bias_known ? cq_image_symbol_file(img) : NULL;
-		if (!e || (done && done[i]))
-			continue;
-		if (!vaddrs || !which || !got || !done) {
-			out[i].sym = cq_elf_symbol_at(e, addrs[i] - img->bias);
-			continue;
-		}
-		size_t k = 0;
-		for (size_t j = i; j < n; j++)
-			if (!done[j] && out[j].image == img) {
-				vaddrs[k] = addrs[j] - img->bias;
-				which[k++] = j;
-				done[j] = true;
-			}
-		cq_elf_symbols_at(e, vaddrs, k, got);
-		for (size_t j = 0; j < k; j++)
-			out[which[j]].sym = got[j];
-	}
-	free(vaddrs);
-	free(which);
-	free(got);
-	free(done);
-}
-
 char *cq_core_symbol_name(struct cq_core *core, uint64_t addr, bool image_fallback)
 {
 	struct cq_symref ref;

@@ -32,9 +32,6 @@ struct desc {
 	uint64_t pc, at;
 	struct cq_frame_info *items; /* the inlined calls innermost first, then the physical frame */
 	unsigned n;
-	/* the physical frame's function is looked up after the walk, every frame's at once
-	 * (each file's symbols scanned once, not once per frame): cq_frame_infos_name() */
-	bool named;
 };
 
 struct cq_frame_infos {
@@ -147,9 +144,10 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 	struct cq_frame_info items[CQ_STACK_MAX_INLINED + 1];
 	unsigned n = 0;
 	bool ok = true;
-	/* the walk runs on the core's images (cq_stack_walk_frames loaded them) */
-	struct cq_symref ref = {cq_core_image_at(ctx->core, at), NULL, at, false};
-	bool known = true;
+	struct cq_symref ref;
+	struct cq_error *err = cq_core_symbolize(ctx->core, at, &ref);
+	bool known = !err;
+	cq_error_destroy(err);
 
 	/* the line of the innermost scope, then per inlined call the line it was called from */
 	const char *file = NULL;
@@ -194,6 +192,21 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 	struct cq_frame_info *f = &items[n++];
 	*f = (struct cq_frame_info){0};
 	set_module(f, &ref, known, pc, &ok);
+	if (known && ref.sym && ref.image && ref.image->bias_known) {
+		set_name(f, ref.sym->name, &ok);
+		f->has_function_offset = true;
+		f->function_offset = pc - (ref.image->bias + ref.sym->value);
+	} else {
+		/* corelib has no symbol here: libdwfl's may (the vDSO's own .dynsym, read from
+		 * the core's memory: __kernel_vsyscall, __kernel_rt_sigreturn) */
+		Dwfl_Module *m = dwfl_addrmodule(ctx->dwfl, at);
+		GElf_Off off = 0;
+		GElf_Sym sym;
+		const char *name = m ? dwfl_module_addrinfo(m, at, &off, &sym, NULL, NULL, NULL) : NULL;
+		set_name(f, name, &ok);
+		f->has_function_offset = name != NULL;
+		f->function_offset = pc - (at - off);
+	}
 	set_source(f, file, line, &ok);
 	d->items = ok ? malloc(n * sizeof(*items)) : NULL;
 	if (!d->items) {
@@ -205,74 +218,7 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 	d->n = n;
 	d->pc = pc;
 	d->at = at;
-	d->named = false;
 	return true;
-}
-
-/* The physical frame's function from corelib's symbol @p ref (found for d->at). */
-static void name_desc(const struct cq_stack_ctx *ctx, struct desc *d, const struct cq_symref *ref)
-{
-	struct cq_frame_info *f = &d->items[d->n - 1];
-	bool ok = true;
-	d->named = true;
-	if (ref->sym && ref->image && ref->image->bias_known) {
-		set_name(f, ref->sym->name, &ok);
-		f->has_function_offset = true;
-		f->function_offset = d->pc - (ref->image->bias + ref->sym->value);
-		return;
-	}
-	/* corelib has no symbol here: libdwfl's may (the vDSO's own .dynsym, read from the
-	 * core's memory: __kernel_vsyscall, __kernel_rt_sigreturn) */
-	Dwfl_Module *m = dwfl_addrmodule(ctx->dwfl, d->at);
-	GElf_Off off = 0;
-	GElf_Sym sym;
-	const char *name = m ? dwfl_module_addrinfo(m, d->at, &off, &sym, NULL, NULL, NULL) : NULL;
-	set_name(f, name, &ok);
-	f->has_function_offset = name != NULL;
-	f->function_offset = d->pc - (d->at - off);
-}
-
-void cq_frame_infos_name(const struct cq_stack_ctx *ctx)
-{
-	struct cq_frame_infos *c = ctx->cache;
-	size_t n = 0, k = 0;
-	for (size_t i = 0; i <= c->mask; i++)
-		n += c->slots[i].items && !c->slots[i].named;
-	uint64_t *ats = malloc((n ? n : 1) * sizeof(*ats));
-	struct cq_symref *refs = malloc((n ? n : 1) * sizeof(*refs));
-	if (ats && refs) {
-		for (size_t i = 0; i <= c->mask; i++)
-			if (c->slots[i].items && !c->slots[i].named)
-				ats[k++] = c->slots[i].at;
-		cq_core_symbolize_many(ctx->core, ats, n, refs);
-		k = 0;
-		for (size_t i = 0; i <= c->mask; i++)
-			if (c->slots[i].items && !c->slots[i].named)
-				name_desc(ctx, &c->slots[i], &refs[k++]);
-	}
-	free(ats);
-	free(refs);
-	/* out of memory for the batch: one by one */
-	for (size_t i = 0; i <= c->mask; i++)
-		if (c->slots[i].items && !c->slots[i].named)
-			(void)cq_stack_frame_function(ctx, c->slots[i].pc, c->slots[i].at);
-}
-
-const char *cq_stack_frame_function(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at)
-{
-	struct cq_frame_infos *c = ctx->cache;
-	struct desc *d = &c->slots[slot_of(c, pc, at)];
-	if (!d->items)
-		return NULL;
-	if (!d->named) {
-		struct cq_symref ref;
-		struct cq_error *err = cq_core_symbolize(ctx->core, at, &ref);
-		if (err)
-			ref = (struct cq_symref){0};
-		cq_error_destroy(err);
-		name_desc(ctx, d, &ref);
-	}
-	return d->items[d->n - 1].function;
 }
 
 int cq_stack_describe(const struct cq_stack_ctx *ctx, struct cq_thread_stack *ts, uint64_t pc, uint64_t at,
@@ -305,7 +251,7 @@ int cq_stack_describe(const struct cq_stack_ctx *ctx, struct cq_thread_stack *ts
 	}
 	for (unsigned i = 0; i < d->n; i++) {
 		bool inl = i + 1 < d->n;
-		ts->frames[ts->nframes] = (struct cq_frame){.index = ts->nframes, .pc = pc, .at = at, .inlined = inl,
+		ts->frames[ts->nframes] = (struct cq_frame){.index = ts->nframes, .pc = pc, .inlined = inl,
 							    .found_by = inl ? CQ_FOUND_INLINE : how, .info = &d->items[i]};
 		ts->nframes++;
 	}

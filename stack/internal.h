@@ -168,14 +168,6 @@ void cq_frame_infos_free(struct cq_frame_infos *c);
 int cq_stack_describe(const struct cq_stack_ctx *ctx, struct cq_thread_stack *ts, uint64_t pc, uint64_t at,
 		      enum cq_found_by how);
 
-/* The function of the physical frame at @p pc, @p at (described already), looked up now if
- * it was not yet: a stop reason names it during the walk. NULL when it has no symbol. */
-const char *cq_stack_frame_function(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at);
-
-/* Every description's function, looked up at once: after the walks, before libdwfl ends
- * (a frame in the vDSO is named from libdwfl's module). */
-void cq_frame_infos_name(const struct cq_stack_ctx *ctx);
-
 /* No target's CFI names a DWARF register beyond this (powerpc's vector registers end near
  * 1200); a larger number is crafted (cficheck.c). */
 #define CQ_STACK_MAX_CFI_REG 4096

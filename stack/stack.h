@@ -73,7 +73,6 @@ struct cq_frame_info {
 struct cq_frame {
 	unsigned index;              /**< in the thread's list, inlined frames included */
 	uint64_t pc;
-	uint64_t at;                 /**< where it was looked up: pc - 1 for a return address */
 	bool has_cfa;
 	uint64_t cfa;
 	bool inlined;                /**< an inlined call inside the physical frame after it */

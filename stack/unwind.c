@@ -532,17 +532,10 @@ static bool read_word(void *arg, uint64_t addr, uint64_t *val)
 }
 
 /* The name of the last frame for a stop reason: "fx_crash (fixprog)". */
-/* last_frame_name() into @p buf (160 bytes), returned. */
-static const char *frame_name(const struct walk *w, char *buf)
-{
-	last_frame_name(w, buf, 160);
-	return buf;
-}
-
 static void last_frame_name(const struct walk *w, char *buf, size_t size)
 {
 	const struct cq_frame *f = last_frame(w);
-	const char *fn = f ? cq_stack_frame_function(&w->ctx, f->pc, f->at) : NULL;
+	const char *fn = f ? f->info->function : NULL;
 	const char *mod = f ? f->info->module : NULL;
 	char *e1 = cq_text_escape(fn ? fn : "??"), *e2 = cq_text_escape(mod ? mod : "no module");
 	snprintf(buf, size, "%s (%s)", e1 ? e1 : "?", e2 ? e2 : "?");
@@ -673,9 +666,9 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 		struct cq_stack_stop why;
 		if (w.stop[0])
 			break;
-		/* for the stop reasons below only (most walks end in the callback): the last
-		 * frame's name, looked up when a reason names it */
-		char name_buf[160];
+		/* for the stop reasons below only: most walks end in the callback */
+		char name[160];
+		last_frame_name(&w, name, sizeof(name));
 		/* libdwfl ends a walk cleanly when it cannot read the return address (its
 		 * register rule fails, so the caller's pc is "undefined", as in an outermost
 		 * frame): a read that failed while unwinding the last frame says it was memory
@@ -683,7 +676,7 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 		 * gigabytes), not the end of the stack */
 		if (rc == 0 && w.seg_frames && u->faulted) {
 			snprintf(w.stop, w.stop_size, "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
-				 u->fault_addr, frame_name(&w, name_buf));
+				 u->fault_addr, name);
 			break;
 		}
 		if (rc == 0) {
@@ -711,32 +704,32 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 		if (w.last_cfi) {
 			if (u->faulted)
 				snprintf(w.stop, w.stop_size, "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
-					 u->fault_addr, frame_name(&w, name_buf));
+					 u->fault_addr, name);
 			else
-				snprintf(w.stop, w.stop_size, "the CFI of %s does not unwind: %s", frame_name(&w, name_buf), dwfl_errmsg(-1));
+				snprintf(w.stop, w.stop_size, "the CFI of %s does not unwind: %s", name, dwfl_errmsg(-1));
 			break;
 		}
 		/* no CFI: libdwfl's own fallback failed (a read of it may have faulted); coreq's
 		 * step knows where the ABI ends a stack (a zero back chain, EXIDX_CANTUNWIND) */
 		if (!cq_stack_fallback(&w.ctx, &w.last, w.last_at, w.nphys == 1, &st, &why)) {
 			if (why.verbatim)
-				snprintf(w.stop, w.stop_size, "%s: %s", frame_name(&w, name_buf), why.why);
+				snprintf(w.stop, w.stop_size, "%s: %s", name, why.why);
 			else if (why.end)
-				snprintf(w.stop, w.stop_size, "end of stack (%s: %s)", frame_name(&w, name_buf), why.why);
+				snprintf(w.stop, w.stop_size, "end of stack (%s: %s)", name, why.why);
 			else if (u->faulted)
 				snprintf(w.stop, w.stop_size, "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
-					 u->fault_addr, frame_name(&w, name_buf));
+					 u->fault_addr, name);
 			else if (w.last_cfi_error[0])
-				snprintf(w.stop, w.stop_size, "the CFI of %.120s is unreadable (%.60s); without it: %.150s", frame_name(&w, name_buf),
+				snprintf(w.stop, w.stop_size, "the CFI of %.120s is unreadable (%.60s); without it: %.150s", name,
 					 w.last_cfi_error, why.why);
 			else
-				snprintf(w.stop, w.stop_size, "no unwind information for %s: %s", frame_name(&w, name_buf), why.why);
+				snprintf(w.stop, w.stop_size, "no unwind information for %s: %s", name, why.why);
 			break;
 		}
 		last_frame(&w)->cfa = st.cfa;
 		last_frame(&w)->has_cfa = true;
 		if (!st.ra_pc) {
-			snprintf(w.stop, w.stop_size, "end of stack (%s returns to 0)", frame_name(&w, name_buf));
+			snprintf(w.stop, w.stop_size, "end of stack (%s returns to 0)", name);
 			break;
 		}
 		/* libdwfl restarts from the caller, at the call's address (pc - 1) so that its CFI
@@ -757,8 +750,7 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 	if (strstr(w.stop, CQ_STACK_SPARC_I6_ZERO)) {
 		char name[160];
 		last_frame_name(&w, name, sizeof(name));
-		const struct cq_frame *lf = last_frame(&w);
-		if (cq_stack_sparc_outermost(lf ? cq_stack_frame_function(&w.ctx, lf->pc, lf->at) : NULL)) {
+		if (cq_stack_sparc_outermost(last_frame(&w) ? last_frame(&w)->info->function : NULL)) {
 			snprintf(w.stop, w.stop_size, "end of stack (%s: %s: where a stack starts)", name,
 				 CQ_STACK_SPARC_I6_ZERO);
 		} else {
@@ -918,9 +910,6 @@ struct cq_error *cq_stack_walk_frames(struct cq_core *core, const struct cq_stac
 		walk_thread(&u, th, max_frames, core->crashed && u.order[k] == core->crash_thread, opt->to_user_frame,
 			    opt->system_lines, &out->threads[out->nthreads++]);
 	}
-	/* the frames' functions, every file's symbols scanned once for all of them */
-	struct cq_stack_ctx ctx = {core, u.dwfl, read_word, &u, opt->system_lines, u.described, u.mips};
-	cq_frame_infos_name(&ctx);
 	cq_stack_mips_cfi_destroy(u.mips);
 	dwfl_end(u.dwfl);
 	for (unsigned g = 0; g < u.nguards; g++)
