@@ -240,7 +240,8 @@ int cq_stack_describe(const struct cq_stack_ctx *ctx, struct cq_thread_stack *ts
 	}
 	const struct desc *d = &c->slots[k];
 	if (ts->nframes + d->n > ts->cap) {
-		unsigned cap = ts->cap ? ts->cap : 16;
+		/* most walks in `info` end at the user frame, a few frames in */
+		unsigned cap = ts->cap ? ts->cap : 4;
 		while (cap < ts->nframes + d->n)
 			cap *= 2;
 		struct cq_frame *fr = realloc(ts->frames, cap * sizeof(*fr));

@@ -41,7 +41,7 @@ json_t *cq_thread_stack_json(const struct cq_thread_stack *t)
 	for (unsigned i = 0; i < t->nframes; i++)
 		json_array_append_new(frames, cq_frame_json(&t->frames[i]));
 	return json_pack("{s:i, s:b, s:o, s:o, s:s, s:b}", "tid", t->tid, "crashing", t->crashing, "frames", frames,
-			 "user_frame", t->user_frame >= 0 ? json_integer(t->user_frame) : json_null(), "stop", t->stop,
+			 "user_frame", t->user_frame >= 0 ? json_integer(t->user_frame) : json_null(), "stop", t->stop ? t->stop : "?",
 			 "cut_short", t->cut_short);
 }
 

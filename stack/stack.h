@@ -88,7 +88,7 @@ struct cq_thread_stack {
 	struct cq_frame *frames;
 	unsigned nframes, cap;
 	int user_frame;              /**< index of the user frame, -1 if none was reached */
-	char stop[400];              /**< why the walk stopped, for people */
+	char *stop;                  /**< why the walk stopped, for people (owned) */
 	bool cut_short;              /**< by something missing: a problem for `bt` */
 };
 

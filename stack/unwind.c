@@ -63,7 +63,7 @@ struct unwinder {
 	struct cq_stack_mips_cfi *mips; /* MIPS: the modules' CFI, run by coreq (mips.c) */
 	/* the addresses found harmless (+ 1, by hash): threads parked in the same call look the
 	 * same return addresses up */
-	uint64_t cfi_ok[512];
+	uint64_t cfi_ok[128];
 	struct cfi_rule rules[64]; /* what the CFI says at recent lookup addresses (frame_cfi) */
 };
 
@@ -195,7 +195,7 @@ struct walk {
 	struct cq_stack_ctx ctx;
 	struct cq_thread_stack *ts; /* the frames so far, inlined ones included */
 	unsigned nphys, max;     /* physical frames so far, and the bound on them */
-	char *stop;              /* ts->stop */
+	char stop[400];          /* why the walk stopped (ts->stop gets a copy) */
 	size_t stop_size;
 	/* the segment libdwfl is walking: how its first frame was found and its real pc (libdwfl
 	 * was given pc - 1 so that a return address is looked up in the call's row) */
@@ -648,7 +648,7 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 			bool to_user_frame, bool system_lines, struct cq_thread_stack *ts)
 {
 	*ts = (struct cq_thread_stack){.tid = th->tid, .crashing = crashing, .user_frame = -1};
-	struct walk w = {.u = u, .ts = ts, .stop = ts->stop, .stop_size = sizeof(ts->stop), .max = max,
+	struct walk w = {.u = u, .ts = ts, .stop_size = sizeof(w.stop), .max = max,
 			 .seg_how = CQ_FOUND_INITIAL, .seg_pc = th->pc, .seg_exact = true, .last_frame = -1,
 			 .to_user_frame = to_user_frame && !crashing};
 	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines, u->described, u->mips};
@@ -761,6 +761,7 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 		}
 	}
 	ts->cut_short = cut;
+	ts->stop = strdup(w.stop); /* NULL (out of memory) reads as "?" */
 }
 
 /* The modules: every image with a verified file at a known bias, and the vDSO. */
@@ -927,8 +928,10 @@ void cq_stacks_free(struct cq_stacks *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nthreads; i++)
+	for (size_t i = 0; i < s->nthreads; i++) {
 		free(s->threads[i].frames);
+		free(s->threads[i].stop);
+	}
 	free(s->threads);
 	json_decref(s->problems);
 	cq_frame_infos_free(s->infos);

@@ -173,7 +173,7 @@ static void add_stacks(const struct cq_stacks *s, json_t *doc, bool crash_stack)
 			json_t *frames = json_array();
 			for (unsigned k = 0; k < ts->nframes; k++)
 				json_array_append_new(frames, cq_frame_json(&ts->frames[k]));
-			crash = json_pack("{s:o, s:s}", "frames", frames, "stop", ts->stop);
+			crash = json_pack("{s:o, s:s}", "frames", frames, "stop", ts->stop ? ts->stop : "?");
 		}
 	}
 	if (crash_stack)
