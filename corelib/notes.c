@@ -61,10 +61,18 @@ static struct cq_error *note_prstatus(struct cq_core *core, const uint8_t *desc,
 	if (core->nthreads >= CQ_MAX_THREADS)
 		return cq_error_create(CQ_ERR_MALFORMED, "%s: more than %d NT_PRSTATUS notes",
 				       core->file->path, CQ_MAX_THREADS);
-	struct cq_thread *th = realloc(core->threads, (core->nthreads + 1) * sizeof(*th));
-	if (!th)
-		return &cq_error_nomem;
-	core->threads = th;
+	/* the array grows by doubling (its size is 8, then the next power of two): growing it
+	 * by one per thread copied it whole 65 times on the benchmark core */
+	size_t cap = 8;
+	while (cap < core->nthreads)
+		cap *= 2;
+	struct cq_thread *th = core->threads;
+	if (!th || core->nthreads == cap) {
+		th = realloc(core->threads, (th ? 2 * cap : cap) * sizeof(*th));
+		if (!th)
+			return &cq_error_nomem;
+		core->threads = th;
+	}
 	th = &th[core->nthreads];
 	memset(th, 0, sizeof(*th));
 	th->regs = calloc(1, t->reg_block_size);
