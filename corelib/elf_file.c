@@ -101,6 +101,8 @@ static struct cq_error *read_headers(struct cq_elf *e)
 			if (sh.sh_type == SHT_GNU_HASH)
 				e->gnu_hash = scn;
 			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+			if ((sh.sh_flags & SHF_COMPRESSED) || !name || !strncmp(name, ".zdebug", 7))
+				e->compressed_sections = true;
 			if (!name)
 				continue;
 			/* ELFv1 (e_flags 0 or 1; ELFv2 is 2): function symbols name descriptors. A

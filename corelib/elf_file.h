@@ -58,6 +58,9 @@ struct cq_elf {
 
 	bool syms_loaded;
 	bool has_symtab;         /**< .symtab present (not stripped) */
+	/** A section is compressed (SHF_COMPRESSED, .zdebug) or unnamed: whoever reads it
+	 * inflates it, writing to the ELF's in-memory headers. */
+	bool compressed_sections;
 	void *gnu_hash;          /**< .gnu.hash section (Elf_Scn *), or NULL */
 	struct cq_symbol *syms;  /**< defined symbols, in file order */
 	size_t nsyms;

@@ -73,13 +73,55 @@ struct unwinder {
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 		    char **file_name, Elf **elfp)
 {
-	struct unwinder *u = *userdata;
-	/* only the vDSO is reported without a file: its image is the core's memory */
-	if (u && u->vdso && !strcmp(modname, "[vdso]")) {
-		*elfp = elf_memory((char *)u->vdso, u->vdso_size);
-		*file_name = NULL;
+	/* the vDSO: its image is the core's memory */
+	if (!strcmp(modname, "[vdso]")) {
+		struct unwinder *u = *userdata;
+		if (u && u->vdso) {
+			*elfp = elf_memory((char *)u->vdso, u->vdso_size);
+			*file_name = NULL;
+		}
+		return -1;
+	}
+	/* an image whose file corelib has mapped (in_place_elf) */
+	const struct cq_image *img = *userdata;
+	size_t size;
+	char *raw = img && img->elf && img->elf->elf ? elf_rawfile(img->elf->elf, &size) : NULL;
+	if (raw) {
+		*elfp = elf_memory(raw, size);
+		*file_name = img->found_path ? strdup(img->found_path) : NULL;
 	}
 	return -1;
+}
+
+/* Whether libdwfl may read @p img's file through corelib's mapping of it (elf_memory over
+ * elf_rawfile) instead of opening the file again: a second descriptor, mapping and header
+ * parse per image, and libdw's realpath of the descriptor when it reads the DWARF, were a
+ * tenth of `info`. Only where libelf writes nothing into that read-only mapping: a file in
+ * the host's byte order (else sections are converted in place) without compressed sections
+ * (inflating one rewrites its header). The module's range is the one dwfl_report_elf
+ * computes: from the first PT_LOAD's aligned address to the end of the last. */
+static bool in_place_elf(const struct cq_image *img, uint64_t *low, uint64_t *high)
+{
+	const struct cq_elf *e = img->elf;
+	size_t size, n;
+	Elf *elf = e ? e->elf : NULL;
+	const unsigned char *ident = elf ? (const unsigned char *)elf_getident(elf, NULL) : NULL;
+	const uint16_t one = 1;
+	bool host_le = *(const uint8_t *)&one == 1;
+	if (!ident || e->compressed_sections || (ident[EI_DATA] == ELFDATA2LSB) != host_le || e->e_type != ET_DYN ||
+	    !elf_rawfile(elf, &size) || elf_getphdrnum(elf, &n) != 0)
+		return false;
+	bool first = true;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (first)
+			*low = img->bias + (ph.p_vaddr & -(ph.p_align ? ph.p_align : 1));
+		*high = img->bias + ph.p_vaddr + ph.p_memsz;
+		first = false;
+	}
+	return !first && *low < *high;
 }
 
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -813,6 +855,13 @@ static void report_modules(struct unwinder *u)
 		/* ---- end of bundled image ---- */
 		if (!img->elf || !img->elf->file || !img->bias_known)
 			continue; /* missing (said by corelib) or symbols only (bundled) */
+		uint64_t low = 0, high = 0;
+		void **ud;
+		if (in_place_elf(img, &low, &high) && (mod = dwfl_report_module(u->dwfl, img->name, low, high))) {
+			if (dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+				*ud = img;
+			continue;
+		}
 		int fd = dup(img->elf->file->fd);
 		if (fd < 0)
 			continue;
@@ -822,7 +871,6 @@ static void report_modules(struct unwinder *u)
 			cq_json_problem(u->problems, img->name, "libdwfl refused %s as a module: %s", img->found_path, dwfl_errmsg(-1));
 			continue;
 		}
-		void **ud;
 		if (dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
 			*ud = img;
 	}
