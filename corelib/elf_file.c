@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A symbol an in-place scan found (elf_file.h's raw): table section and entry. */
 struct cq_found_symbol {
@@ -128,6 +129,8 @@ static struct cq_error *read_headers(struct cq_elf *e)
 	return NULL;
 }
 
+static struct cq_error *elf_from_file(struct cq_elf *e, const char *path, struct cq_elf **ret);
+
 struct cq_error *cq_elf_open(const char *path, struct cq_elf **ret)
 {
 	struct cq_elf *e = calloc(1, sizeof(*e));
@@ -138,6 +141,28 @@ struct cq_error *cq_elf_open(const char *path, struct cq_elf **ret)
 		free(e);
 		return err;
 	}
+	return elf_from_file(e, path, ret);
+}
+
+struct cq_error *cq_elf_open_fd(int fd, const char *name, struct cq_elf **ret)
+{
+	struct cq_elf *e = calloc(1, sizeof(*e));
+	if (!e) {
+		close(fd);
+		return &cq_error_nomem;
+	}
+	struct cq_error *err = cq_file_adopt(fd, name, &e->file);
+	if (err) {
+		free(e);
+		return err;
+	}
+	return elf_from_file(e, name, ret);
+}
+
+/* The ELF of the opened e->file (cq_elf_open): @p e is closed on error. */
+static struct cq_error *elf_from_file(struct cq_elf *e, const char *path, struct cq_elf **ret)
+{
+	struct cq_error *err;
 	elf_version(EV_CURRENT);
 	/* mapped, not read: libelf then hands out section data in place (a library's .symtab
 	 * and .strtab are read for every name lookup: copying them cost more than the rest of

@@ -55,8 +55,13 @@ static struct cq_error *open_regular(const char *path, const char *what, int *fd
 		close(pfd);
 		return cq_error_create(CQ_ERR_IO, "%s%s%s: not a regular file (%s)", what, sep, path, file_kind(st.st_mode));
 	}
-	char proc[64];
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	/* "/proc/self/fd/N" without snprintf (its first call cost as much as the open) */
+	char proc[32] = "/proc/self/fd/", digits[12];
+	int nd = 0;
+	for (unsigned v = (unsigned)pfd; nd == 0 || v; v /= 10)
+		digits[nd++] = (char)('0' + v % 10);
+	for (size_t k = strlen(proc); nd;)
+		proc[k++] = digits[--nd], proc[k] = 0;
 	int fd = open(proc, O_RDONLY | O_CLOEXEC);
 	bool nonblock = false;
 	if (fd < 0 && errno == ENOENT) {
@@ -115,6 +120,26 @@ static struct cq_error *open_report(struct cq_file *f, uint64_t max_inflated)
 	f->size = size;
 	f->compressed = true;
 	f->apport = a;
+	return NULL;
+}
+
+struct cq_error *cq_file_adopt(int fd, const char *name, struct cq_file **ret)
+{
+	struct stat st;
+	struct cq_file *f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(name)) || fstat(fd, &st) != 0) {
+		struct cq_error *err = f && f->path ? cq_error_errno(errno, "%s", name) : &cq_error_nomem;
+		if (f)
+			free(f->path);
+		free(f);
+		close(fd);
+		return err;
+	}
+	f->fd = fd;
+	f->size = (uint64_t)st.st_size;
+	f->dev = (uint64_t)st.st_dev;
+	f->ino = (uint64_t)st.st_ino;
+	*ret = f;
 	return NULL;
 }
 

@@ -71,6 +71,11 @@ struct cq_error *cq_open_regular(const char *path, const char *what, int *fd_ret
  */
 struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq_file **ret);
 
+/** A cq_file for @p fd, a regular file coreq made itself (an anonymous file: nothing to
+ * check, nothing to inflate), which it owns from now on (closed on error too); @p name is
+ * its path in messages. */
+struct cq_error *cq_file_adopt(int fd, const char *name, struct cq_file **ret);
+
 /** Close a file; NULL is allowed. */
 void cq_file_close(struct cq_file *f);
 

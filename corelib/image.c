@@ -763,7 +763,9 @@ static void vdso_elf(struct cq_core *core, struct cq_image *img)
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 		struct cq_elf *e = NULL;
-		struct cq_error *oerr = cq_elf_open(path, &e);
+		/* the anonymous file is coreq's own: opened as it is, not looked up again */
+		struct cq_error *oerr = cq_elf_open_fd(fd, path, &e);
+		fd = -1; /* the ELF's now, or closed */
 		if (!oerr && e->e_machine == core->target->e_machine && e->elf_class == core->target->elf_class &&
 		    e->little_endian == core->target->little_endian)
 			img->elf = e; /* status stays "in-memory"; no file on this machine */
@@ -772,7 +774,7 @@ static void vdso_elf(struct cq_core *core, struct cq_image *img)
 		cq_error_destroy(oerr);
 	}
 	if (fd >= 0)
-		close(fd); /* the ELF holds its own descriptor of the same anonymous file */
+		close(fd); /* the write failed */
 	cq_error_destroy(err);
 	free(buf);
 }
