@@ -541,8 +541,9 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	bool user = w->ts->user_frame < 0 && user_frame(w, f);
-	if (!(user && w->to_user_frame)) {
-		/* the walk goes on: a step of coreq's from here needs every register */
+	if (!(user && w->to_user_frame) && !w->last_cfi) {
+		/* the walk goes on from a frame without CFI: if libdwfl's fallback does not find
+		 * the caller, a step of coreq's will, from every register (walk_thread) */
 		uint64_t v;
 		for (int d = 0; d < CQ_STACK_NREGS; d++)
 			if (w->u->carry[d])
