@@ -3,9 +3,34 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 uint64_t cq_load_uint(const struct cq_target *t, const void *p, unsigned size)
 {
+	/* the common sizes as one load, swapped when the target's order is not the host's:
+	 * every register, note header and pointer read from a core comes through here */
+	bool swap = t->little_endian != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+	switch (size) {
+	case 8: {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		return swap ? __builtin_bswap64(v) : v;
+	}
+	case 4: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return swap ? __builtin_bswap32(v) : v;
+	}
+	case 2: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return swap ? __builtin_bswap16(v) : v;
+	}
+	case 1:
+		return *(const uint8_t *)p;
+	default:
+		break;
+	}
 	const uint8_t *b = p;
 	uint64_t v = 0;
 	if (t->little_endian)
