@@ -255,12 +255,16 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 			json_object_set_new(doc, "auxv", auxv_json(core));
 		json_object_set_new(doc, "images_source",
 				    cq_json_str(core->images_source ? core->images_source : "none"));
-		json_t *images = json_array();
-		for (size_t i = 0; i < core->nimages; i++)
-			json_array_append_new(images, image_json(&core->images[i]));
-		json_object_set_new(doc, "images", images);
+		/* text prints the images and problems from the core (print_images_text) */
+		if (threads) {
+			json_t *images = json_array();
+			for (size_t i = 0; i < core->nimages; i++)
+				json_array_append_new(images, image_json(&core->images[i]));
+			json_object_set_new(doc, "images", images);
+		}
 	}
-	json_object_set_new(doc, "problems", cq_json_problems(core));
+	if (threads)
+		json_object_set_new(doc, "problems", cq_json_problems(core));
 	(void)cli;
 	return doc;
 }
@@ -407,6 +411,27 @@ static void print_threads_text(struct cq_core *core, const struct cq_stacks *sta
 	}
 }
 
+/* The image table, from the core (image_json() says the same in JSON). */
+static void print_images_text(const struct cq_core *core, const char *source)
+{
+	printf("images:   %zu (from %s)\n", core->nimages, source);
+	printf("  %-18s %-17s %-40s %s\n", "BIAS", "STATUS", "BUILD-ID", "NAME -> FILE");
+	for (size_t i = 0; i < core->nimages; i++) {
+		const struct cq_image *img = &core->images[i];
+		char bias[19];
+		char *bid = img->build_id_len ? cq_hex_string(img->build_id, img->build_id_len) : NULL;
+		printf("  %-18s %-17s %-40s %s -> %s\n", img->bias_known ? addr_str(bias, img->bias) : "-",
+		       cq_image_status_name(img->status), bid ? bid : "-", cq_esc(img->name), cq_esc(img->found_path));
+		free(bid);
+		const char *name = cq_esc(img->name), *base = strrchr(name, '/');
+		base = base ? base + 1 : name;
+		if (img->file_origin)
+			printf("    %s: file from %s\n", base, cq_esc(img->file_origin));
+		if (img->debug_origin)
+			printf("    %s: debug file from %s (%s)\n", base, cq_esc(img->debug_origin), cq_esc(img->debug_path));
+	}
+}
+
 static void print_info_text(json_t *doc, struct cq_core *core, const struct cq_stacks *stacks, bool with_images)
 {
 	json_t *sig = json_object_get(doc, "signal");
@@ -464,24 +489,8 @@ static void print_info_text(json_t *doc, struct cq_core *core, const struct cq_s
 		cq_print_stack_frames(cs->frames, cs->nframes, (int)cq_target_ptr_size(core->target) * 2);
 		printf("  (%s)\n", cq_esc(cs->stop));
 	}
-	if (!with_images)
-		return;
-	json_t *images = json_object_get(doc, "images");
-	printf("images:   %zu (from %s)\n", json_array_size(images), jstr(doc, "images_source"));
-	printf("  %-18s %-17s %-40s %s\n", "BIAS", "STATUS", "BUILD-ID", "NAME -> FILE");
-	size_t i;
-	json_t *img;
-	json_array_foreach(images, i, img) {
-		printf("  %-18s %-17s %-40s %s -> %s\n", jstr(img, "bias"), jstr(img, "status"),
-		       jstr(img, "build_id"), jstr(img, "name"), jstr(img, "file"));
-		const char *base = strrchr(jstr(img, "name"), '/');
-		base = base ? base + 1 : jstr(img, "name");
-		if (json_is_string(json_object_get(img, "file_origin")))
-			printf("    %s: file from %s\n", base, jstr(img, "file_origin"));
-		if (json_is_string(json_object_get(img, "debug_file_origin")))
-			printf("    %s: debug file from %s (%s)\n", base, jstr(img, "debug_file_origin"),
-			       jstr(img, "debug_file"));
-	}
+	if (with_images)
+		print_images_text(core, jstr(doc, "images_source"));
 }
 
 static int info_common(struct cq_cli *cli, bool with_images, bool regs)
