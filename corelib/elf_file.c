@@ -104,6 +104,8 @@ static struct cq_error *read_headers(struct cq_elf *e)
 			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
 			if ((sh.sh_flags & SHF_COMPRESSED) || !name || !strncmp(name, ".zdebug", 7))
 				e->compressed_sections = true;
+			if (name && !strncmp(name, ".debug_", 7) && sh.sh_type != SHT_NOBITS)
+				e->has_dwarf = true;
 			if (!name)
 				continue;
 			/* ELFv1 (e_flags 0 or 1; ELFv2 is 2): function symbols name descriptors. A

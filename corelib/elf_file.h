@@ -61,6 +61,7 @@ struct cq_elf {
 	/** A section is compressed (SHF_COMPRESSED, .zdebug) or unnamed: whoever reads it
 	 * inflates it, writing to the ELF's in-memory headers. */
 	bool compressed_sections;
+	bool has_dwarf;          /**< a .debug_* section with contents */
 	void *gnu_hash;          /**< .gnu.hash section (Elf_Scn *), or NULL */
 	struct cq_symbol *syms;  /**< defined symbols, in file order */
 	size_t nsyms;

@@ -82,12 +82,15 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 		}
 		return -1;
 	}
-	/* an image whose file corelib has mapped (in_place_elf) */
+	/* an image whose file corelib has mapped (in_place_elf): without DWARF, corelib's own
+	 * ELF handle, shared (libelf counts its users); with DWARF, a handle over the mapping
+	 * without a descriptor, so that libdw does not resolve the descriptor's path (realpath,
+	 * a readlink per component) to look for split DWARF next to it */
 	const struct cq_image *img = *userdata;
 	size_t size;
 	char *raw = img && img->elf && img->elf->elf ? elf_rawfile(img->elf->elf, &size) : NULL;
 	if (raw) {
-		*elfp = elf_memory(raw, size);
+		*elfp = img->elf->has_dwarf ? elf_memory(raw, size) : elf_begin(-1, ELF_C_READ_MMAP, img->elf->elf);
 		*file_name = img->found_path ? strdup(img->found_path) : NULL;
 	}
 	return -1;
