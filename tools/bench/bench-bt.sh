@@ -13,7 +13,8 @@
 # segment; mmap'd bytes) and how much of that is thread stack memory outside the part the
 # unwinder walked. Then the table, peer/coreq ratios and PASS/MISS for the project's
 # targets (coreq bt >= 5x faster than eu-stack and >= 50x faster than gdb by median, RSS
-# <= 10 MB, no read of stack memory it does not walk). Tools: coreq bt, coreq bt --json,
+# <= 10 MB, no read of stack memory it does not walk, coreq info within 2x of the floor by
+# median). Tools: coreq bt, coreq bt --json,
 # eu-stack (all threads), gdb 'thread apply all bt', drgn (drgn-bt.py, python3-drgn); and
 # the fixed cost of starting: /bin/true, coreq --help, coreq info, floor (mmap + phdrs +
 # notes, floor.c).
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
         --core) core=$2; shift 2 ;;
         --exe) exe=$2; shift 2 ;;
         --coreq) coreq=$(realpath "$2"); shift 2 ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench-bt.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
