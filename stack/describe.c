@@ -96,7 +96,7 @@ static bool grow(struct cq_frame_infos *c)
 }
 
 /* A copy of @p s (NULL stays NULL); *@p ok false when there is no memory for it. */
-static const char *dup(const char *s, bool *ok)
+static const char *copy_str(const char *s, bool *ok)
 {
 	char *d = s ? strdup(s) : NULL;
 	if (s && !d)
@@ -107,14 +107,14 @@ static const char *dup(const char *s, bool *ok)
 /* The name and its demangled form (NULL when it is not mangled). */
 static void set_name(struct cq_frame_info *f, const char *name, bool *ok)
 {
-	f->function = dup(name, ok);
+	f->function = copy_str(name, ok);
 	char *d = name ? cq_demangle(name, true) : NULL;
 	f->demangled = d; /* owned as returned */
 }
 
 static void set_source(struct cq_frame_info *f, const char *file, int line, bool *ok)
 {
-	f->file = dup(file, ok);
+	f->file = copy_str(file, ok);
 	f->line = file && line > 0 ? line : 0;
 }
 
@@ -132,7 +132,7 @@ static const char *scope_name(Dwarf_Die *die)
 static void set_module(struct cq_frame_info *f, const struct cq_symref *ref, bool known, uint64_t pc, bool *ok)
 {
 	const char *base = known && ref->image ? strrchr(ref->image->name, '/') : NULL;
-	f->module = known && ref->image ? dup(base ? base + 1 : ref->image->name, ok) : NULL;
+	f->module = known && ref->image ? copy_str(base ? base + 1 : ref->image->name, ok) : NULL;
 	f->has_module_offset = known && ref->image && ref->image->bias_known;
 	f->module_offset = f->has_module_offset ? pc - ref->image->bias : 0;
 }

@@ -109,8 +109,7 @@ static bool in_place_elf(const struct cq_image *img, uint64_t *low, uint64_t *hi
 	size_t size, n;
 	Elf *elf = e ? e->elf : NULL;
 	const unsigned char *ident = elf ? (const unsigned char *)elf_getident(elf, NULL) : NULL;
-	const uint16_t one = 1;
-	bool host_le = *(const uint8_t *)&one == 1;
+	bool host_le = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 	if (!ident || e->compressed_sections || (ident[EI_DATA] == ELFDATA2LSB) != host_le || e->e_type != ET_DYN ||
 	    !elf_rawfile(elf, &size) || elf_getphdrnum(elf, &n) != 0)
 		return false;
@@ -241,7 +240,6 @@ struct walk {
 	struct cq_thread_stack *ts; /* the frames so far, inlined ones included */
 	unsigned nphys, max;     /* physical frames so far, and the bound on them */
 	char stop[400];          /* why the walk stopped (ts->stop gets a copy) */
-	size_t stop_size;
 	/* the segment libdwfl is walking: how its first frame was found and its real pc (libdwfl
 	 * was given pc - 1 so that a return address is looked up in the call's row) */
 	unsigned seg_frames;
@@ -409,20 +407,20 @@ static void bad_cfi_stop(struct walk *w, uint64_t badreg)
 	char name[160];
 	last_frame_name(w, name, sizeof(name));
 	if (badreg == CQ_STACK_CFI_BAD_RA)
-		snprintf(w->stop, w->stop_size, "the CFI of %s has a return-address column libdwfl cannot "
+		snprintf(w->stop, sizeof(w->stop), "the CFI of %s has a return-address column libdwfl cannot "
 			 "map (crafted?): not used", name);
 	else if (badreg == CQ_STACK_CFI_BAD_HDR)
-		snprintf(w->stop, w->stop_size, "the .eh_frame_hdr of %s uses a value encoding coreq does "
+		snprintf(w->stop, sizeof(w->stop), "the .eh_frame_hdr of %s uses a value encoding coreq does "
 			 "not follow libdw in (crafted?): not used", name);
 	else if (badreg == CQ_STACK_CFI_BAD_EXPR)
-		snprintf(w->stop, w->stop_size, "the CFI of %s has an expression libdwfl cannot evaluate "
+		snprintf(w->stop, sizeof(w->stop), "the CFI of %s has an expression libdwfl cannot evaluate "
 			 "(an unknown operation, a backward branch or over %u bytes; crafted?): not used",
 			 name, CQ_STACK_MAX_CFI_EXPR);
 	else if (badreg == CQ_STACK_CFI_DEEP)
-		snprintf(w->stop, w->stop_size, "the CFI of %s remembers more than %u states at once "
+		snprintf(w->stop, sizeof(w->stop), "the CFI of %s remembers more than %u states at once "
 			 "(crafted?): not used", name, CQ_STACK_MAX_CFI_STATES);
 	else
-		snprintf(w->stop, w->stop_size, "the CFI of %s names DWARF register %" PRIu64
+		snprintf(w->stop, sizeof(w->stop), "the CFI of %s names DWARF register %" PRIu64
 			 " (crafted? no target has more than %u): not used", name, badreg, CQ_STACK_MAX_CFI_REG);
 }
 
@@ -433,14 +431,13 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	Dwarf_Addr pc;
 	bool activation = false;
 	/* a read that fails from here on is one of unwinding this frame (see walk_thread):
-	 * libdwfl unwinds it inside dwfl_frame_pc's signal-frame question below, or after this
-	 * callback for a walk's first frame */
+	 * libdwfl unwinds it after this callback */
 	w->u->faulted = false;
-	/* the pc first without asking whether the caller is a signal frame: that question
+	/* the pc without asking libdwfl whether the caller is a signal frame: that question
 	 * unwinds this frame through its module's CFI, which must be checked before libdw runs
 	 * it (a crafted register number costs gigabytes per lookup; cficheck.c) */
 	if (!dwfl_frame_pc(state, &pc, NULL)) {
-		snprintf(w->stop, w->stop_size, "no pc for frame %u: %s", w->nphys, dwfl_errmsg(-1));
+		snprintf(w->stop, sizeof(w->stop), "no pc for frame %u: %s", w->nphys, dwfl_errmsg(-1));
 		return DWARF_CB_ABORT;
 	}
 	uint64_t badreg = cfi_bad_register(w->u, pc);
@@ -484,17 +481,17 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	if (have_sp && w->have_last_sp && how != CQ_FOUND_SIGNAL) {
 		unsigned prev = last_frame(w) ? last_frame(w)->index : 0;
 		if (sp < w->last_sp) {
-			snprintf(w->stop, w->stop_size, "corrupt stack? frame %u's stack pointer 0x%" PRIx64
+			snprintf(w->stop, sizeof(w->stop), "corrupt stack? frame %u's stack pointer 0x%" PRIx64
 				 " is below its callee's (0x%" PRIx64 ")", w->ts->nframes, sp, w->last_sp);
 			return DWARF_CB_ABORT;
 		}
 		if (sp == w->last_sp && pc == w->last_pc) {
-			snprintf(w->stop, w->stop_size, "a cycle: frame %u repeats frame %u (same pc and stack pointer)",
+			snprintf(w->stop, sizeof(w->stop), "a cycle: frame %u repeats frame %u (same pc and stack pointer)",
 				 w->ts->nframes, prev);
 			return DWARF_CB_ABORT;
 		}
 		if (sp == w->last_sp && ++w->same_sp >= 64) {
-			snprintf(w->stop, w->stop_size, "the stack pointer did not move for 64 frames");
+			snprintf(w->stop, sizeof(w->stop), "the stack pointer did not move for 64 frames");
 			return DWARF_CB_ABORT;
 		}
 		if (sp != w->last_sp)
@@ -502,7 +499,7 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	}
 	int fi = cq_stack_describe(&w->ctx, w->ts, pc, at, how);
 	if (fi < 0) {
-		snprintf(w->stop, w->stop_size, "out of memory");
+		snprintf(w->stop, sizeof(w->stop), "out of memory");
 		return DWARF_CB_ABORT;
 	}
 	struct cq_frame *f = &w->ts->frames[fi];
@@ -533,12 +530,12 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		w->nphys++;
 		char name[160];
 		last_frame_name(w, name, sizeof(name));
-		snprintf(w->stop, w->stop_size, "%s: %s", name, CQ_STACK_SPARC_I6_ZERO);
+		snprintf(w->stop, sizeof(w->stop), "%s: %s", name, CQ_STACK_SPARC_I6_ZERO);
 		return DWARF_CB_ABORT;
 	}
 	if (cfa && have_sp && cfa < sp + bias && !w->last_signal) {
 		w->nphys++;
-		snprintf(w->stop, w->stop_size, "corrupt stack? the CFI of frame %u puts its CFA 0x%" PRIx64
+		snprintf(w->stop, sizeof(w->stop), "corrupt stack? the CFI of frame %u puts its CFA 0x%" PRIx64
 			 " below its stack pointer 0x%" PRIx64 "%s", w->nphys - 1, cfa, sp,
 			 bias ? " (+ the stack bias 2047)" : "");
 		return DWARF_CB_ABORT;
@@ -561,12 +558,12 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	if (user) {
 		w->ts->user_frame = (int)f->index;
 		if (w->to_user_frame) {
-			snprintf(w->stop, w->stop_size, "the user frame is reached");
+			snprintf(w->stop, sizeof(w->stop), "the user frame is reached");
 			return DWARF_CB_ABORT;
 		}
 	}
 	if (++w->nphys >= w->max) {
-		snprintf(w->stop, w->stop_size, "--max-frames %u reached", w->max);
+		snprintf(w->stop, sizeof(w->stop), "--max-frames %u reached", w->max);
 		return DWARF_CB_ABORT;
 	}
 	return DWARF_CB_OK;
@@ -600,17 +597,17 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	bool up = t->e_machine == EM_PARISC; /* hppa's stacks grow upwards */
 	if (have_sp && w->have_last_sp) {
 		if (up ? sp > w->last_sp : sp < w->last_sp) {
-			snprintf(w->stop, w->stop_size, "corrupt stack? frame %u's stack pointer 0x%" PRIx64
+			snprintf(w->stop, sizeof(w->stop), "corrupt stack? frame %u's stack pointer 0x%" PRIx64
 				 " is %s its callee's (0x%" PRIx64 ")", w->ts->nframes, sp, up ? "above" : "below", w->last_sp);
 			return false;
 		}
 		if (sp == w->last_sp && pc == w->last_pc) {
-			snprintf(w->stop, w->stop_size, "a cycle: frame %u repeats the frame before it (same pc and stack pointer)",
+			snprintf(w->stop, sizeof(w->stop), "a cycle: frame %u repeats the frame before it (same pc and stack pointer)",
 				 w->ts->nframes);
 			return false;
 		}
 		if (sp == w->last_sp && ++w->same_sp >= 64) {
-			snprintf(w->stop, w->stop_size, "the stack pointer did not move for 64 frames");
+			snprintf(w->stop, sizeof(w->stop), "the stack pointer did not move for 64 frames");
 			return false;
 		}
 		if (sp != w->last_sp)
@@ -618,7 +615,7 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	}
 	int fi = cq_stack_describe(&w->ctx, w->ts, pc, at, how);
 	if (fi < 0) {
-		snprintf(w->stop, w->stop_size, "out of memory");
+		snprintf(w->stop, sizeof(w->stop), "out of memory");
 		return false;
 	}
 	const struct cq_frame *f = &w->ts->frames[fi];
@@ -632,12 +629,12 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	if (w->ts->user_frame < 0 && user_frame(w, f)) {
 		w->ts->user_frame = (int)f->index;
 		if (w->to_user_frame) {
-			snprintf(w->stop, w->stop_size, "the user frame is reached");
+			snprintf(w->stop, sizeof(w->stop), "the user frame is reached");
 			return false;
 		}
 	}
 	if (w->nphys >= w->max) {
-		snprintf(w->stop, w->stop_size, "--max-frames %u reached", w->max);
+		snprintf(w->stop, sizeof(w->stop), "--max-frames %u reached", w->max);
 		return false;
 	}
 	return true;
@@ -665,20 +662,20 @@ static void mips_walk(struct walk *w, const struct cq_thread *th)
 		}
 		if (!cq_stack_fallback(&w->ctx, &regs, at, w->nphys == 1, &st, &why)) {
 			if (why.verbatim)
-				snprintf(w->stop, w->stop_size, "%s: %s", name, why.why);
+				snprintf(w->stop, sizeof(w->stop), "%s: %s", name, why.why);
 			else if (why.end)
-				snprintf(w->stop, w->stop_size, "end of stack (%s: %s)", name, why.why);
+				snprintf(w->stop, sizeof(w->stop), "end of stack (%s: %s)", name, why.why);
 			else if (w->u->faulted)
-				snprintf(w->stop, w->stop_size, "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+				snprintf(w->stop, sizeof(w->stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
 					 w->u->fault_addr, name);
 			else
-				snprintf(w->stop, w->stop_size, "no unwind information for %s: %s", name, why.why);
+				snprintf(w->stop, sizeof(w->stop), "no unwind information for %s: %s", name, why.why);
 			return;
 		}
 		last_frame(w)->cfa = st.cfa;
 		last_frame(w)->has_cfa = true;
 		if (!st.ra_pc) {
-			snprintf(w->stop, w->stop_size, "end of stack (%s returns to 0)", name);
+			snprintf(w->stop, sizeof(w->stop), "end of stack (%s returns to 0)", name);
 			return;
 		}
 		regs = st.regs;
@@ -694,7 +691,7 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 			bool to_user_frame, bool system_lines, struct cq_thread_stack *ts)
 {
 	*ts = (struct cq_thread_stack){.tid = th->tid, .crashing = crashing, .user_frame = -1};
-	struct walk w = {.u = u, .ts = ts, .stop_size = sizeof(w.stop), .max = max,
+	struct walk w = {.u = u, .ts = ts, .max = max,
 			 .seg_how = CQ_FOUND_INITIAL, .seg_pc = th->pc, .seg_exact = true, .last_frame = -1,
 			 .to_user_frame = to_user_frame && !crashing};
 	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines, u->described, u->mips};
@@ -721,12 +718,12 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 		 * the core does not have (a stack pointer outside the core, a CFA offset of
 		 * gigabytes), not the end of the stack */
 		if (rc == 0 && w.seg_frames && u->faulted) {
-			snprintf(w.stop, w.stop_size, "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+			snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
 				 u->fault_addr, name);
 			break;
 		}
 		if (rc == 0) {
-			snprintf(w.stop, w.stop_size, "end of stack");
+			snprintf(w.stop, sizeof(w.stop), "end of stack");
 			break;
 		}
 		if (!w.seg_frames) {
@@ -736,46 +733,46 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 			if (w.nphys == 0 && u->core->target->e_machine == EM_SH) {
 				w.last_frame = cq_stack_describe(&w.ctx, ts, th->pc, th->pc, CQ_FOUND_INITIAL);
 				if (w.last_frame < 0) {
-					snprintf(w.stop, w.stop_size, "out of memory");
+					snprintf(w.stop, sizeof(w.stop), "out of memory");
 					break;
 				}
 				w.nphys++;
-				snprintf(w.stop, w.stop_size, "no unwinder for %s: libdwfl (elfutils %s) has none; frame 0 "
+				snprintf(w.stop, sizeof(w.stop), "no unwinder for %s: libdwfl (elfutils %s) has none; frame 0 "
 					 "is the registers'", u->core->target->name, dwfl_version(NULL));
 				break;
 			}
-			snprintf(w.stop, w.stop_size, "libdwfl gave no frame: %s", dwfl_errmsg(-1));
+			snprintf(w.stop, sizeof(w.stop), "libdwfl gave no frame: %s", dwfl_errmsg(-1));
 			break;
 		}
 		if (w.last_cfi) {
 			if (u->faulted)
-				snprintf(w.stop, w.stop_size, "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+				snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
 					 u->fault_addr, name);
 			else
-				snprintf(w.stop, w.stop_size, "the CFI of %s does not unwind: %s", name, dwfl_errmsg(-1));
+				snprintf(w.stop, sizeof(w.stop), "the CFI of %s does not unwind: %s", name, dwfl_errmsg(-1));
 			break;
 		}
 		/* no CFI: libdwfl's own fallback failed (a read of it may have faulted); coreq's
 		 * step knows where the ABI ends a stack (a zero back chain, EXIDX_CANTUNWIND) */
 		if (!cq_stack_fallback(&w.ctx, &w.last, w.last_at, w.nphys == 1, &st, &why)) {
 			if (why.verbatim)
-				snprintf(w.stop, w.stop_size, "%s: %s", name, why.why);
+				snprintf(w.stop, sizeof(w.stop), "%s: %s", name, why.why);
 			else if (why.end)
-				snprintf(w.stop, w.stop_size, "end of stack (%s: %s)", name, why.why);
+				snprintf(w.stop, sizeof(w.stop), "end of stack (%s: %s)", name, why.why);
 			else if (u->faulted)
-				snprintf(w.stop, w.stop_size, "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
+				snprintf(w.stop, sizeof(w.stop), "stack memory at 0x%" PRIx64 " is not in the core (unwinding %s)",
 					 u->fault_addr, name);
 			else if (w.last_cfi_error[0])
-				snprintf(w.stop, w.stop_size, "the CFI of %.120s is unreadable (%.60s); without it: %.150s", name,
+				snprintf(w.stop, sizeof(w.stop), "the CFI of %.120s is unreadable (%.60s); without it: %.150s", name,
 					 w.last_cfi_error, why.why);
 			else
-				snprintf(w.stop, w.stop_size, "no unwind information for %s: %s", name, why.why);
+				snprintf(w.stop, sizeof(w.stop), "no unwind information for %s: %s", name, why.why);
 			break;
 		}
 		last_frame(&w)->cfa = st.cfa;
 		last_frame(&w)->has_cfa = true;
 		if (!st.ra_pc) {
-			snprintf(w.stop, w.stop_size, "end of stack (%s returns to 0)", name);
+			snprintf(w.stop, sizeof(w.stop), "end of stack (%s returns to 0)", name);
 			break;
 		}
 		/* libdwfl restarts from the caller, at the call's address (pc - 1) so that its CFI
@@ -797,10 +794,10 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 		char name[160];
 		last_frame_name(&w, name, sizeof(name));
 		if (cq_stack_sparc_outermost(last_frame(&w) ? last_frame(&w)->info->function : NULL)) {
-			snprintf(w.stop, w.stop_size, "end of stack (%s: %s: where a stack starts)", name,
+			snprintf(w.stop, sizeof(w.stop), "end of stack (%s: %s: where a stack starts)", name,
 				 CQ_STACK_SPARC_I6_ZERO);
 		} else {
-			snprintf(w.stop, w.stop_size, "%s: %s, and no stack starts there: its window was never "
+			snprintf(w.stop, sizeof(w.stop), "%s: %s, and no stack starts there: its window was never "
 				 "flushed to the stack (the kernel flushes before dumping a core; qemu's gdbstub does not)",
 				 name, CQ_STACK_SPARC_I6_ZERO);
 			cut = true;

@@ -182,10 +182,11 @@ static void add_stacks(const struct cq_stacks *s, json_t *doc, bool crash_stack)
 		json_decref(crash);
 }
 
-/* The document of `info` (with_images) or `threads`; without the threads and stacks when
- * they are printed as text straight from the core and @p stacks (NULL). */
+/* The document of `info` (with_images) or `threads`: @p full, all of it (JSON); else only
+ * the header the text prints from it (the threads, stacks, images and problems are printed
+ * straight from the core and the walk). */
 static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_images, bool regs,
-			 const struct cq_stacks *stacks, bool threads)
+			 const struct cq_stacks *stacks, bool full)
 {
 	json_t *doc = json_object();
 	json_object_set_new(doc, "schema", cq_json_str(with_images ? "coreq-info/1" : "coreq-threads/1"));
@@ -196,8 +197,7 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	json_object_set_new(doc, "arch", cq_json_str(t->name));
 	json_object_set_new(doc, "bits", json_integer(cq_target_ptr_size(t) * 8));
 	json_object_set_new(doc, "byte_order", cq_json_str(t->little_endian ? "little" : "big"));
-	/* the ABI and auxv tables only in JSON (text shows neither) */
-	if (with_images && threads)
+	if (with_images && full)
 		json_object_set_new(doc, "abi", abi_json(t));
 	if (cli->bfd) {
 		json_object_set_new(doc, "bfd_target", core->bfd_target ? cq_json_str(core->bfd_target) : json_null());
@@ -243,7 +243,7 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 		cq_core_problem(core, "images", "%s", err->message);
 		cq_error_destroy(err);
 	}
-	if (threads) {
+	if (full) {
 		json_t *list = json_array();
 		for (size_t i = 0; i < core->nthreads; i++)
 			json_array_append_new(list, thread_json(core, &core->threads[i], regs));
@@ -251,19 +251,18 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 		add_stacks(stacks, doc, with_images);
 	}
 	if (with_images) {
-		if (threads)
+		if (full)
 			json_object_set_new(doc, "auxv", auxv_json(core));
 		json_object_set_new(doc, "images_source",
 				    cq_json_str(core->images_source ? core->images_source : "none"));
-		/* text prints the images and problems from the core (print_images_text) */
-		if (threads) {
+		if (full) {
 			json_t *images = json_array();
 			for (size_t i = 0; i < core->nimages; i++)
 				json_array_append_new(images, image_json(&core->images[i]));
 			json_object_set_new(doc, "images", images);
 		}
 	}
-	if (threads)
+	if (full)
 		json_object_set_new(doc, "problems", cq_json_problems(core));
 	(void)cli;
 	return doc;
@@ -304,19 +303,6 @@ static const char *dec_str(char *b, long long v)
 	return p;
 }
 
-/* "0x7f..." as the JSON document writes an address, into @p b (19 bytes). */
-static const char *addr_str(char *b, uint64_t v)
-{
-	char *p = b + 18;
-	*p = 0;
-	do
-		*--p = "0123456789abcdef"[v & 15];
-	while (v >>= 4);
-	*--p = 'x';
-	*--p = '0';
-	return p;
-}
-
 /* WHERE's second part: " <- fx_block_read (fixprog.c:90)", the thread's user frame when
  * it is not the innermost one. */
 static void print_user_frame(const struct cq_frame *f)
@@ -337,7 +323,7 @@ static void print_user_frame(const struct cq_frame *f)
 		putchar_unlocked(')');
 	} else if (in->has_function_offset) {
 		putchar_unlocked('+');
-		put_str(addr_str(b, in->function_offset));
+		put_str(cq_addr_str(b, in->function_offset));
 	}
 }
 
@@ -368,7 +354,7 @@ static void put_where(struct cq_core *core, uint64_t pc)
 	}
 	if (off) {
 		putchar_unlocked('+');
-		put_str(addr_str(b, off));
+		put_str(cq_addr_str(b, off));
 	}
 }
 
@@ -386,11 +372,11 @@ static void print_threads_text(struct cq_core *core, const struct cq_stacks *sta
 		putchar_unlocked(' ');
 		put_col(dec_str(b, th->signal), 4);
 		putchar_unlocked(' ');
-		put_col(addr_str(b, th->pc), 18);
+		put_col(cq_addr_str(b, th->pc), 18);
 		putchar_unlocked(' ');
-		put_col(addr_str(b, th->sp), 18);
+		put_col(cq_addr_str(b, th->sp), 18);
 		putchar_unlocked(' ');
-		put_col(th->has_tp ? addr_str(b, th->tp) : "-", 18);
+		put_col(th->has_tp ? cq_addr_str(b, th->tp) : "-", 18);
 		putchar_unlocked(' ');
 		put_where(core, th->pc);
 		print_user_frame(user_frame_of(stack_of(stacks, th->tid)));
@@ -399,7 +385,7 @@ static void print_threads_text(struct cq_core *core, const struct cq_stacks *sta
 			int col = 0;
 			for (unsigned r = 0; r < core->target->nregs; r++) {
 				printf("%s%9s=%-18s", col == 0 ? "    " : "", core->target->regs[r].name,
-				       cq_thread_has_reg(core, th, r) ? addr_str(b, cq_thread_reg_at(core, th, r)) : "unavailable");
+				       cq_thread_has_reg(core, th, r) ? cq_addr_str(b, cq_thread_reg_at(core, th, r)) : "unavailable");
 				if (++col == 4) {
 					printf("\n");
 					col = 0;
@@ -420,7 +406,7 @@ static void print_images_text(const struct cq_core *core, const char *source)
 		const struct cq_image *img = &core->images[i];
 		char bias[19];
 		char *bid = img->build_id_len ? cq_hex_string(img->build_id, img->build_id_len) : NULL;
-		printf("  %-18s %-17s %-40s %s -> %s\n", img->bias_known ? addr_str(bias, img->bias) : "-",
+		printf("  %-18s %-17s %-40s %s -> %s\n", img->bias_known ? cq_addr_str(bias, img->bias) : "-",
 		       cq_image_status_name(img->status), bid ? bid : "-", cq_esc(img->name), cq_esc(img->found_path));
 		free(bid);
 		const char *name = cq_esc(img->name), *base = strrchr(name, '/');

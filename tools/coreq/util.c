@@ -348,11 +348,16 @@ void cq_print_frames(json_t *frames, int width)
 	}
 }
 
-/* "0x1a1c" into @p b (19 bytes). */
-static const char *hex_str(char *b, uint64_t v)
+const char *cq_addr_str(char b[19], uint64_t v)
 {
-	snprintf(b, 19, "0x%" PRIx64, v);
-	return b;
+	char *p = b + 18;
+	*p = 0;
+	do
+		*--p = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	*--p = 'x';
+	*--p = '0';
+	return p;
 }
 
 void cq_print_stack_frames(const struct cq_frame *frames, unsigned n, int width)
@@ -363,9 +368,9 @@ void cq_print_stack_frames(const struct cq_frame *frames, unsigned n, int width)
 		char off[19], moff[19];
 		struct frame_line l = {
 			.index = f->index, .pc = f->pc, .fn = in->demangled ? in->demangled : in->function,
-			.off = in->has_function_offset ? hex_str(off, in->function_offset) : NULL,
+			.off = in->has_function_offset ? cq_addr_str(off, in->function_offset) : NULL,
 			.file = in->file, .line = in->line, .inlined = f->inlined, .mod = in->module,
-			.moff = in->has_module_offset ? hex_str(moff, in->module_offset) : NULL,
+			.moff = in->has_module_offset ? cq_addr_str(moff, in->module_offset) : NULL,
 			.how = cq_found_by_name(f->found_by)};
 		print_frame_line(&l, width);
 	}
