@@ -125,16 +125,23 @@ json_t *cq_json_str(const char *s)
 	return j;
 }
 
-json_t *cq_json_hex(uint64_t v)
+const char *cq_hex_str(char b[19], uint64_t v)
 {
-	char b[19], *p = b + sizeof(b);
-	*--p = 0;
+	char *p = b + 18;
+	*p = 0;
 	do
 		*--p = "0123456789abcdef"[v & 15];
 	while (v >>= 4);
 	*--p = 'x';
 	*--p = '0';
-	return json_stringn_nocheck(p, (size_t)(b + sizeof(b) - 1 - p));
+	return p;
+}
+
+json_t *cq_json_hex(uint64_t v)
+{
+	char b[19];
+	const char *p = cq_hex_str(b, v);
+	return json_stringn_nocheck(p, (size_t)(b + 18 - p));
 }
 
 void cq_json_problem(json_t *problems, const char *item, const char *fmt, ...)

@@ -41,6 +41,10 @@ json_t *cq_json_str(const char *s);
  * form of every address in the reports. Not printf: a backtrace formats thousands. */
 json_t *cq_json_hex(uint64_t v);
 
+/** The same text in @p b, for reports printed straight as text; returns where it starts in
+ * @p b. */
+const char *cq_hex_str(char b[19], uint64_t v);
+
 /** Append {"item": @p item, "message": printf(@p fmt, ...)} to the JSON array @p problems,
  * both through cq_json_str() (the reports' common "problems" entry). */
 void cq_json_problem(json_t *problems, const char *item, const char *fmt, ...)

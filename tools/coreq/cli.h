@@ -174,8 +174,8 @@ void cq_emit_json(json_t *doc);
 /** Prints a coreq-bt/2 frames array, one line per frame; pcs @p width hex digits wide. */
 void cq_print_frames(json_t *frames, int width);
 
-/** "0x1a1c" (as the JSON documents write addresses) into @p b; returns where it starts in @p b. */
-const char *cq_addr_str(char b[19], uint64_t v);
+/** @p v in decimal to stdout, left-aligned in @p width columns (printf's "%-*lld"). */
+void cq_put_dec(long long v, int width);
 
 /** The same lines from a walk's frames (stack/stack.h). */
 void cq_print_stack_frames(const struct cq_frame *frames, unsigned n, int width);

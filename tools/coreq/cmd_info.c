@@ -289,20 +289,6 @@ static void put_col(const char *s, int width)
 		putchar_unlocked(' ');
 }
 
-/* "123" into @p b (24 bytes). */
-static const char *dec_str(char *b, long long v)
-{
-	char *p = b + 23;
-	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
-	*p = 0;
-	do
-		*--p = (char)('0' + u % 10);
-	while (u /= 10);
-	if (v < 0)
-		*--p = '-';
-	return p;
-}
-
 /* WHERE's second part: " <- fx_block_read (fixprog.c:90)", the thread's user frame when
  * it is not the innermost one. */
 static void print_user_frame(const struct cq_frame *f)
@@ -319,11 +305,11 @@ static void print_user_frame(const struct cq_frame *f)
 		put_str(" (");
 		put_str(cq_esc(base ? base + 1 : in->file));
 		putchar_unlocked(':');
-		put_str(dec_str(b, in->line));
+		cq_put_dec(in->line, 0);
 		putchar_unlocked(')');
 	} else if (in->has_function_offset) {
 		putchar_unlocked('+');
-		put_str(cq_addr_str(b, in->function_offset));
+		put_str(cq_hex_str(b, in->function_offset));
 	}
 }
 
@@ -354,7 +340,7 @@ static void put_where(struct cq_core *core, uint64_t pc)
 	}
 	if (off) {
 		putchar_unlocked('+');
-		put_str(cq_addr_str(b, off));
+		put_str(cq_hex_str(b, off));
 	}
 }
 
@@ -368,15 +354,15 @@ static void print_threads_text(struct cq_core *core, const struct cq_stacks *sta
 		char b[24];
 		putchar_unlocked(core->crashed && i == core->crash_thread ? '*' : ' ');
 		putchar_unlocked(' ');
-		put_col(dec_str(b, th->tid), 8);
+		cq_put_dec(th->tid, 8);
 		putchar_unlocked(' ');
-		put_col(dec_str(b, th->signal), 4);
+		cq_put_dec(th->signal, 4);
 		putchar_unlocked(' ');
-		put_col(cq_addr_str(b, th->pc), 18);
+		put_col(cq_hex_str(b, th->pc), 18);
 		putchar_unlocked(' ');
-		put_col(cq_addr_str(b, th->sp), 18);
+		put_col(cq_hex_str(b, th->sp), 18);
 		putchar_unlocked(' ');
-		put_col(th->has_tp ? cq_addr_str(b, th->tp) : "-", 18);
+		put_col(th->has_tp ? cq_hex_str(b, th->tp) : "-", 18);
 		putchar_unlocked(' ');
 		put_where(core, th->pc);
 		print_user_frame(user_frame_of(stack_of(stacks, th->tid)));
@@ -385,7 +371,7 @@ static void print_threads_text(struct cq_core *core, const struct cq_stacks *sta
 			int col = 0;
 			for (unsigned r = 0; r < core->target->nregs; r++) {
 				printf("%s%9s=%-18s", col == 0 ? "    " : "", core->target->regs[r].name,
-				       cq_thread_has_reg(core, th, r) ? cq_addr_str(b, cq_thread_reg_at(core, th, r)) : "unavailable");
+				       cq_thread_has_reg(core, th, r) ? cq_hex_str(b, cq_thread_reg_at(core, th, r)) : "unavailable");
 				if (++col == 4) {
 					printf("\n");
 					col = 0;
@@ -406,7 +392,7 @@ static void print_images_text(const struct cq_core *core, const char *source)
 		const struct cq_image *img = &core->images[i];
 		char bias[19];
 		char *bid = img->build_id_len ? cq_hex_string(img->build_id, img->build_id_len) : NULL;
-		printf("  %-18s %-17s %-40s %s -> %s\n", img->bias_known ? cq_addr_str(bias, img->bias) : "-",
+		printf("  %-18s %-17s %-40s %s -> %s\n", img->bias_known ? cq_hex_str(bias, img->bias) : "-",
 		       cq_image_status_name(img->status), bid ? bid : "-", cq_esc(img->name), cq_esc(img->found_path));
 		free(bid);
 		const char *name = cq_esc(img->name), *base = strrchr(name, '/');

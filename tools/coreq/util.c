@@ -265,7 +265,7 @@ static void put_hex(uint64_t v, int width)
 		putchar_unlocked(b[--n]);
 }
 
-static void put_dec(long long v, int width)
+void cq_put_dec(long long v, int width)
 {
 	char b[24];
 	int n = 0;
@@ -294,7 +294,7 @@ struct frame_line {
 static void print_frame_line(const struct frame_line *l, int width)
 {
 	fputs_unlocked("  #", stdout);
-	put_dec(l->index, 3);
+	cq_put_dec(l->index, 3);
 	fputs_unlocked(" 0x", stdout);
 	put_hex(l->pc, width);
 	fputs_unlocked(" in ", stdout);
@@ -304,7 +304,7 @@ static void print_frame_line(const struct frame_line *l, int width)
 		fputs_unlocked(" (", stdout);
 		fputs_unlocked(cq_esc(base ? base + 1 : l->file), stdout);
 		putchar_unlocked(':');
-		put_dec(l->line, 0);
+		cq_put_dec(l->line, 0);
 		putchar_unlocked(')');
 	} else if (l->fn && l->off && strcmp(l->off, "0x0")) {
 		putchar_unlocked('+');
@@ -348,17 +348,6 @@ void cq_print_frames(json_t *frames, int width)
 	}
 }
 
-const char *cq_addr_str(char b[19], uint64_t v)
-{
-	char *p = b + 18;
-	*p = 0;
-	do
-		*--p = "0123456789abcdef"[v & 15];
-	while (v >>= 4);
-	*--p = 'x';
-	*--p = '0';
-	return p;
-}
 
 void cq_print_stack_frames(const struct cq_frame *frames, unsigned n, int width)
 {
@@ -368,9 +357,9 @@ void cq_print_stack_frames(const struct cq_frame *frames, unsigned n, int width)
 		char off[19], moff[19];
 		struct frame_line l = {
 			.index = f->index, .pc = f->pc, .fn = in->demangled ? in->demangled : in->function,
-			.off = in->has_function_offset ? cq_addr_str(off, in->function_offset) : NULL,
+			.off = in->has_function_offset ? cq_hex_str(off, in->function_offset) : NULL,
 			.file = in->file, .line = in->line, .inlined = f->inlined, .mod = in->module,
-			.moff = in->has_module_offset ? cq_addr_str(moff, in->module_offset) : NULL,
+			.moff = in->has_module_offset ? cq_hex_str(moff, in->module_offset) : NULL,
 			.how = cq_found_by_name(f->found_by)};
 		print_frame_line(&l, width);
 	}
