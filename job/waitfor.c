@@ -770,7 +770,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 	}
 	/* ranks with no MPI operation at all, and documents that failed */
 	json_t *colls = blocked ? collectives(&j, edges, blocked) : json_array();
-	json_t *no_state = json_array(), *failed = json_array(), *doc;
+	json_t *no_state = json_array(), *failed = json_array(), *rank_problems = json_array(), *doc;
 	size_t i;
 	for (size_t k = 0; k < j.nops; k++)
 		has_ops[node(&j, j.ops[k].rank)] = true;
@@ -796,9 +796,21 @@ json_t *cq_waitfor_job(json_t *ranks)
 			else
 				json_object_set_new(e, "error", json_string("the rank in MPI_COMM_WORLD is unknown"));
 			json_array_append_new(failed, e);
-		} else if (has_ops && !has_ops[node(&j, r)] && !blocked[node(&j, r)]) {
-			json_array_append_new(no_state, json_integer(r));
+		} else {
+			/* an analyzed rank's own missing pieces (a type of ob1's queues not found
+			 * leaves its unexpected queue unknown): the job view is made without them */
+			json_t *pk;
+			size_t x;
+			json_array_foreach(json_object_get(doc, "problems"), x, pk) {
+				const char *item = json_string_value(json_object_get(pk, "item"));
+				const char *msg = json_string_value(json_object_get(pk, "message"));
+				json_array_append_new(rank_problems, json_pack("{s:i, s:o, s:o}", "rank", r, "item",
+									       cq_json_str(item ? item : "?"), "message",
+									       cq_json_str(msg ? msg : "?")));
+			}
 		}
+		if (r >= 0 && has_ops && !has_ops[node(&j, r)] && !blocked[node(&j, r)])
+			json_array_append_new(no_state, json_integer(r));
 	}
 	/* wildcard receives whose every possible sender is itself waiting or idle in MPI */
 	for (size_t k = 0; k < j.nops; k++) {
@@ -839,6 +851,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 				"matched", matched, "blocked", blocked_ranks, "no_mpi_state", no_state,
 				"failed", failed, "communicators", comms, "wait_for", edges);
 	json_object_set_new(out, "problems", j.problems);
+	json_object_set_new(out, "rank_problems", rank_problems);
 	json_object_set_new(out, "posted", posted);
 	json_object_set_new(out, "collectives", colls);
 	json_object_set_new(out, "calls", rank_calls(&j));

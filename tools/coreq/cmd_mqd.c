@@ -300,6 +300,9 @@ static void print_job(json_t *job)
 		printf("FAILED: %s: %s\n", str(x, "core"), str(x, "error"));
 	json_array_foreach(json_object_get(job, "problems"), i, x)
 		printf("problem: rank %lld: %s\n", (long long)json_integer_value(json_object_get(x, "rank")), str(x, "why"));
+	json_array_foreach(json_object_get(job, "rank_problems"), i, x)
+		printf("problem: rank %lld: %s: %s\n", (long long)json_integer_value(json_object_get(x, "rank")),
+		       str(x, "item"), str(x, "message"));
 	size_t nfailed = json_array_size(json_object_get(job, "failed"));
 	if (!json_array_size(json_object_get(job, "deadlocks")) &&
 	    !json_array_size(json_object_get(job, "wildcard_stalls"))) {
@@ -337,8 +340,8 @@ int cq_cmd_mqd(struct cq_cli *cli)
 		json_t *docs = per_rank(cli, cli->args, cli->nargs, n > 0 ? (int)n : 1);
 		json_t *job = cq_waitfor_job(docs);
 		json_decref(docs);
-		int rc = json_array_size(json_object_get(job, "failed")) || json_array_size(json_object_get(job, "problems")) ?
-				 CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+		int rc = json_array_size(json_object_get(job, "failed")) || json_array_size(json_object_get(job, "problems")) ||
+				 json_array_size(json_object_get(job, "rank_problems")) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 		if (json_object_get(job, "error")) {
 			/* no rank analyzed: as `coreq stacks` when no input merged */
 			fprintf(stderr, "coreq: %s\n", str(job, "error"));
