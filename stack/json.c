@@ -45,17 +45,22 @@ json_t *cq_thread_stack_json(const struct cq_thread_stack *t)
 			 "cut_short", t->cut_short);
 }
 
+json_t *cq_stacks_json(const struct cq_core *core, const struct cq_stacks *s, bool with_threads)
+{
+	json_t *threads = json_array();
+	for (size_t i = 0; with_threads && i < s->nthreads; i++)
+		json_array_append_new(threads, cq_thread_stack_json(&s->threads[i]));
+	return json_pack("{s:s, s:o, s:s, s:o, s:O}", "schema", "coreq-bt/2", "core", cq_json_str(core->file->path),
+			 "arch", core->target->name, "threads", threads, "problems", s->problems);
+}
+
 struct cq_error *cq_stack_walk(struct cq_core *core, const struct cq_stack_options *opt, json_t **ret)
 {
 	struct cq_stacks *s;
 	struct cq_error *err = cq_stack_walk_frames(core, opt, &s);
 	if (err)
 		return err;
-	json_t *threads = json_array();
-	for (size_t i = 0; i < s->nthreads; i++)
-		json_array_append_new(threads, cq_thread_stack_json(&s->threads[i]));
-	*ret = json_pack("{s:s, s:o, s:s, s:o, s:O}", "schema", "coreq-bt/2", "core", cq_json_str(core->file->path),
-			 "arch", core->target->name, "threads", threads, "problems", s->problems);
+	*ret = cq_stacks_json(core, s, true);
 	cq_stacks_free(s);
 	return NULL;
 }

@@ -96,6 +96,7 @@ struct cq_thread_stack {
 struct cq_stacks {
 	struct cq_thread_stack *threads; /**< the crashing thread first */
 	size_t nthreads;
+	size_t *at, nat;             /**< per thread of the core (nat): 1 + its index in threads, 0 if not walked */
 	json_t *problems;            /**< [{item, message}]: what kept frames unknown */
 	struct cq_frame_infos *infos;    /**< the descriptions the frames point to */
 };
@@ -112,12 +113,21 @@ struct cq_error *cq_stack_walk_frames(struct cq_core *core, const struct cq_stac
 
 void cq_stacks_free(struct cq_stacks *s);
 
+/** The stack of the core's thread @p thread (its index in core->threads), NULL when it was
+ * not walked; constant time (a table of 100,000 threads was searched per thread). */
+const struct cq_thread_stack *cq_stacks_thread(const struct cq_stacks *s, size_t thread);
+
 /** One frame as JSON (the "coreq-bt/2" frame object: index, pc, cfa, inlined, found_by,
  * module, module_offset, function, demangled, function_offset, file, line[, signal_frame]). */
 json_t *cq_frame_json(const struct cq_frame *f);
 
 /** A thread's stack as JSON (tid, crashing, frames, user_frame, stop, cut_short). */
 json_t *cq_thread_stack_json(const struct cq_thread_stack *t);
+
+/** Walked stacks @p s as a "coreq-bt/2" document (new reference): schema, core, arch,
+ * threads (cq_thread_stack_json(); without @p with_threads an empty array, for a caller
+ * that writes them one at a time), problems (s->problems itself, not a copy). */
+json_t *cq_stacks_json(const struct cq_core *core, const struct cq_stacks *s, bool with_threads);
 
 /**
  * The same walk as cq_stack_walk_frames(), as a "coreq-bt/2" document (new reference in

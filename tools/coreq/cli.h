@@ -171,6 +171,12 @@ json_t *cq_json_problems(const struct cq_core *core);
 /** Emit @p doc as JSON to stdout (steals the reference). */
 void cq_emit_json(json_t *doc);
 
+/** cq_emit_json() for a document whose array member @p key (set here) has @p n items made
+ * one at a time by @p item (a new reference each, or NULL for null), each written and
+ * freed before the next: the same text, without the whole array in memory (a core's
+ * 100,000 threads as JSON objects took 1.9 GB at once). Steals @p doc. */
+void cq_emit_json_items(json_t *doc, const char *key, size_t n, json_t *(*item)(size_t i, void *arg), void *arg);
+
 /** Prints a coreq-bt/2 frames array, one line per frame; pcs @p width hex digits wide. */
 void cq_print_frames(json_t *frames, int width);
 

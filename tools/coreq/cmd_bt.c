@@ -139,43 +139,85 @@ void cq_print_omp_stack(json_t *bt, json_t *t, int width)
 		printf("  note: %s\n", cq_esc(json_string_value(p)));
 }
 
-static void print_thread(json_t *t, int width)
+/* To the walk's problems (s->problems) those of `bt`: the core's own (missing files), and
+ * each stack a missing piece cut short (its last frame's module is the item). */
+static void add_bt_problems(struct cq_core *core, struct cq_stacks *s)
 {
-	printf("thread %lld%s:\n", (long long)json_integer_value(json_object_get(t, "tid")),
-	       json_is_true(json_object_get(t, "crashing")) ? " (crashing)" : "");
-	cq_print_frames(json_object_get(t, "frames"), width);
-	printf("  (%s)\n", str(t, "stop"));
+	json_t *core_problems = cq_json_problems(core), *p;
+	size_t i;
+	json_array_foreach(core_problems, i, p)
+		json_array_append(s->problems, p);
+	json_decref(core_problems);
+	for (size_t k = 0; k < s->nthreads; k++) {
+		const struct cq_thread_stack *t = &s->threads[k];
+		if (!t->cut_short)
+			continue;
+		const char *mod = t->nframes ? t->frames[t->nframes - 1].info->module : NULL;
+		cq_json_problem(s->problems, mod ? mod : "stack", "thread %lld: %s", (long long)t->tid,
+				t->stop ? t->stop : "?");
+	}
 }
 
 struct cq_error *cq_bt_document(struct cq_core *core, const struct cq_stack_options *opt, bool with_task,
 				json_t **ret)
 {
-	json_t *doc;
-	struct cq_error *err = cq_stack_walk(core, opt, &doc);
+	struct cq_stacks *s;
+	struct cq_error *err = cq_stack_walk_frames(core, opt, &s);
 	if (err)
 		return err;
+	add_bt_problems(core, s);
+	json_t *doc = cq_stacks_json(core, s, true);
+	cq_stacks_free(s);
 	if (with_task)
 		cq_bt_task(core, doc);
-	/* the core's own problems (missing files) go with the stacks' */
-	json_t *problems = json_object_get(doc, "problems"), *p, *t;
-	size_t i;
-	json_t *core_problems = cq_json_problems(core);
-	json_array_foreach(core_problems, i, p)
-		json_array_append(problems, p);
-	json_decref(core_problems);
-	/* and each stack a missing piece cut short (its last frame's module is the item) */
-	json_array_foreach(json_object_get(doc, "threads"), i, t) {
-		if (!json_is_true(json_object_get(t, "cut_short")))
-			continue;
-		json_t *frames = json_object_get(t, "frames");
-		const char *mod = json_string_value(json_object_get(json_array_get(frames, json_array_size(frames) - 1),
-								     "module"));
-		cq_json_problem(problems, mod ? mod : "stack", "thread %lld: %s",
-				(long long)json_integer_value(json_object_get(t, "tid")),
-				json_string_value(json_object_get(t, "stop")));
-	}
 	*ret = doc;
 	return NULL;
+}
+
+static json_t *thread_item(size_t i, void *arg)
+{
+	const struct cq_stacks *s = arg;
+	return cq_thread_stack_json(&s->threads[i]);
+}
+
+/* `bt` without OpenMP: printed from the walk's structures, text or JSON a thread at a time
+ * (a thread of a core's 100,000 cost 14 kB as JSON objects, all held at once). */
+static int print_bt(struct cq_cli *cli, struct cq_core *core, const struct cq_stack_options *opt)
+{
+	struct cq_stacks *s;
+	struct cq_error *err = cq_stack_walk_frames(core, opt, &s);
+	if (err) {
+		cq_core_close(core);
+		return cq_fail(err);
+	}
+	add_bt_problems(core, s);
+	if (cli->json) {
+		int rc = json_array_size(s->problems) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+		json_t *doc = cq_stacks_json(core, s, false);
+		/* the task (an MPI rank) is for merges: of the whole process only */
+		if (!opt->tid)
+			cq_bt_task(core, doc);
+		cq_json_add_apport(doc, core);
+		cq_emit_json_items(doc, "threads", s->nthreads, thread_item, s);
+		cq_stacks_free(s);
+		cq_core_close(core);
+		return rc;
+	}
+	int width = (int)cq_target_ptr_size(core->target) * 2;
+	for (size_t k = 0; k < s->nthreads; k++) {
+		const struct cq_thread_stack *t = &s->threads[k];
+		printf("%sthread %lld%s:\n", k ? "\n" : "", (long long)t->tid, t->crashing ? " (crashing)" : "");
+		cq_print_stack_frames(t->frames, t->nframes, width);
+		printf("  (%s)\n", cq_esc(t->stop ? t->stop : "?"));
+	}
+	json_t *p;
+	size_t i;
+	json_array_foreach(s->problems, i, p)
+		printf("%s  %s: %s\n", i ? "" : "\nproblems:\n", str(p, "item"), str(p, "message"));
+	int rc = json_array_size(s->problems) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+	cq_stacks_free(s);
+	cq_core_close(core);
+	return rc;
 }
 
 int cq_cmd_bt(struct cq_cli *cli)
@@ -193,6 +235,8 @@ int cq_cmd_bt(struct cq_cli *cli)
 	/* --openmp=continued goes on in other threads' stacks: all are walked, one printed */
 	struct cq_stack_options opt = {.tid = cli->has_thread && cli->openmp != 2 ? cli->thread : 0,
 				       .max_frames = cli->max_frames, .system_lines = cli->all_lines};
+	if (!cli->openmp)
+		return print_bt(cli, core, &opt);
 	/* the document's task (an MPI rank) is for merges; text shows none */
 	struct cq_error *err = cq_bt_document(core, &opt, !opt.tid && cli->json, &doc);
 	if (err) {
@@ -234,10 +278,7 @@ int cq_cmd_bt(struct cq_cli *cli)
 			if (!first)
 				printf("\n");
 			first = false;
-			if (cli->openmp)
-				print_omp_thread(doc, t, (int)cq_target_ptr_size(core->target) * 2);
-			else
-				print_thread(t, (int)cq_target_ptr_size(core->target) * 2);
+			print_omp_thread(doc, t, (int)cq_target_ptr_size(core->target) * 2);
 		}
 		json_array_foreach(problems, i, p)
 			printf("%s  %s: %s\n", i ? "" : "\nproblems:\n", str(p, "item"), str(p, "message"));

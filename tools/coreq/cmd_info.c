@@ -147,14 +147,6 @@ static struct cq_stacks *walk_stacks(struct cq_core *core)
 	return s;
 }
 
-static const struct cq_thread_stack *stack_of(const struct cq_stacks *s, int32_t tid)
-{
-	for (size_t k = 0; s && k < s->nthreads; k++)
-		if (s->threads[k].tid == tid)
-			return &s->threads[k];
-	return NULL;
-}
-
 static const struct cq_frame *user_frame_of(const struct cq_thread_stack *t)
 {
 	return t && t->user_frame >= 0 && (unsigned)t->user_frame < t->nframes ? &t->frames[t->user_frame] : NULL;
@@ -165,8 +157,9 @@ static void add_stacks(const struct cq_stacks *s, json_t *doc, bool crash_stack)
 {
 	json_t *crash = NULL, *t;
 	size_t i;
+	/* the document's threads are the core's, in its order */
 	json_array_foreach(json_object_get(doc, "threads"), i, t) {
-		const struct cq_thread_stack *ts = stack_of(s, (int32_t)json_integer_value(json_object_get(t, "tid")));
+		const struct cq_thread_stack *ts = cq_stacks_thread(s, i);
 		const struct cq_frame *f = user_frame_of(ts);
 		json_object_set_new(t, "user_frame", f ? cq_frame_json(f) : json_null());
 		if (ts && ts->crashing && !crash) {
@@ -365,7 +358,7 @@ static void print_threads_text(struct cq_core *core, const struct cq_stacks *sta
 		put_col(th->has_tp ? cq_hex_str(b, th->tp) : "-", 18);
 		putchar_unlocked(' ');
 		put_where(core, th->pc);
-		print_user_frame(user_frame_of(stack_of(stacks, th->tid)));
+		print_user_frame(user_frame_of(cq_stacks_thread(stacks, i)));
 		putchar_unlocked('\n');
 		if (regs) {
 			int col = 0;

@@ -208,6 +208,63 @@ void cq_emit_json(json_t *doc)
 	json_decref(doc);
 }
 
+/* @p text, each line after the first indented by @p indent more spaces (JSON text has no
+ * raw newline inside a string: every one is jansson's layout). */
+static void put_indented(const char *text, int indent)
+{
+	for (const char *p = text, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		fwrite(p, 1, nl ? (size_t)(nl - p) : strlen(p), stdout);
+		if (!nl)
+			break;
+		fprintf(stdout, "\n%*s", indent, "");
+	}
+}
+
+void cq_emit_json_items(json_t *doc, const char *key, size_t n, json_t *(*item)(size_t i, void *arg), void *arg)
+{
+	const size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER;
+	/* the array's place, marked by a string no other member's text can hold: its quotes
+	 * are unescaped, which inside another string they would not be */
+	json_object_set_new(doc, key, json_string("\001coreq-items\001"));
+	char *text = json_dumps(doc, flags), *needle = NULL, *at = NULL;
+	if (text && asprintf(&needle, "\"%s\": \"\\u0001coreq-items\\u0001\"", key) >= 0)
+		at = strstr(text, needle);
+	if (!at) {
+		/* not expected: the whole array at once, as cq_emit_json */
+		json_t *all = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(all, item(i, arg));
+		json_object_set_new(doc, key, all);
+		free(text);
+		free(needle);
+		cq_emit_json(doc);
+		return;
+	}
+	int indent = 0; /* the member's: the spaces before its key */
+	while (at - indent > text && at[-indent - 1] == ' ')
+		indent++;
+	size_t head = (size_t)(at - text) + strlen(key) + 4; /* through `"key": ` */
+	fwrite(text, 1, head, stdout);
+	if (!n)
+		fputs("[]", stdout);
+	for (size_t i = 0; i < n; i++) {
+		json_t *v = item(i, arg);
+		char *t = v ? json_dumps(v, flags | JSON_ENCODE_ANY) : NULL;
+		fprintf(stdout, "%s%*s", i ? ",\n" : "[\n", indent + 2, "");
+		put_indented(t ? t : "null", indent + 2);
+		free(t);
+		json_decref(v);
+	}
+	if (n)
+		fprintf(stdout, "\n%*s]", indent, "");
+	fputs(at + strlen(needle), stdout);
+	fputc('\n', stdout);
+	free(text);
+	free(needle);
+	json_decref(doc);
+}
+
 int cq_text_problems(const struct cq_core *core)
 {
 	if (!core->nproblems)
