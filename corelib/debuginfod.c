@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -162,6 +164,46 @@ static char *verify(const char *path, const char *origin, const uint8_t *bid, si
 	return NULL;
 }
 
+/* The cache directory libdebuginfod 0.188 uses (debuginfod-client.c): DEBUGINFOD_CACHE_PATH,
+ * else ~/.cache/debuginfod_client if it exists, else XDG_CACHE_HOME's (or ~/.cache's)
+ * debuginfod_client. NULL when out of memory. */
+static char *cache_dir(void)
+{
+	const char *env = getenv(DEBUGINFOD_CACHE_PATH_ENV_VAR), *home = getenv("HOME"), *xdg = getenv("XDG_CACHE_HOME");
+	char *dir = NULL;
+	struct stat st;
+	if (env && *env)
+		return strdup(env);
+	if (asprintf(&dir, "%s/.cache/debuginfod_client", home ? home : "/") < 0)
+		return NULL;
+	if (stat(dir, &st) == 0 || !xdg || !*xdg)
+		return dir;
+	free(dir);
+	return asprintf(&dir, "%s/debuginfod_client", xdg) < 0 ? NULL : dir;
+}
+
+/* Held while libdebuginfod looks a file up: coreq's processes that share a cache (`coreq
+ * mqd`'s workers, one per rank) take turns. libdebuginfod 0.188 run by two processes at
+ * once on one cache lost a file now and then: one process answered "not found" for a file
+ * the other was downloading (1 run in 30 of two workers, each rank's libmpi). -1 when no
+ * lock could be had: the lookup runs as it would without. */
+static int cache_lock(void)
+{
+	char *dir = cache_dir(), *path = NULL;
+	if (!dir)
+		return -1;
+	(void)mkdir(dir, 0700); /* as libdebuginfod makes it */
+	int fd = asprintf(&path, "%s/.coreq-fetch.lock", dir) < 0 ? -1 :
+		 open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	free(path);
+	free(dir);
+	if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 enum cq_debuginfod_result cq__debuginfod_fetch(enum cq_debuginfod_kind kind, const uint8_t *build_id,
 					       size_t len, const char *what,
 					       struct cq_debuginfod_file *ret, char **why_ret)
@@ -198,8 +240,11 @@ enum cq_debuginfod_result cq__debuginfod_fetch(enum cq_debuginfod_kind kind, con
 	cur.shown = false;
 	cur.abort[0] = 0;
 	char *path = NULL;
+	int held = cache_lock();
 	int fd = (kind == CQ_DEBUGINFOD_DEBUGINFO ? api.find_debuginfo : api.find_executable)(
 		client, build_id, (int)len, &path);
+	if (held >= 0)
+		close(held); /* the file is in the cache now, or known missing */
 	if (cur.shown)
 		fprintf(stderr, "\r\033[K"); /* the progress line, gone: the report says what came */
 	free(shown);

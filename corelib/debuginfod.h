@@ -13,7 +13,9 @@
  * variables (DEBUGINFOD_TIMEOUT, DEBUGINFOD_MAXSIZE, DEBUGINFOD_MAXTIME, ...); when the
  * last two are unset coreq bounds each transfer itself (CQ_DEBUGINFOD_MAXSIZE,
  * CQ_DEBUGINFOD_MAXTIME) so that a server cannot send without end. Progress is shown on
- * stderr when it is a terminal.
+ * stderr when it is a terminal. coreq's processes that share a cache take turns on it
+ * (an flock on .coreq-fetch.lock in it): `coreq mqd`'s workers fetch the same files at
+ * once, and libdebuginfod 0.188 then lost one now and then.
  *
  * A server may serve anything: what comes back is used only when it is an ELF file whose
  * build-id is the one asked for. After a failure that is not a plain miss (server
