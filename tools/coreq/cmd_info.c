@@ -257,7 +257,6 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	}
 	if (full)
 		json_object_set_new(doc, "problems", cq_json_problems(core));
-	(void)cli;
 	return doc;
 }
 

@@ -194,15 +194,18 @@ void cq_release(json_t *doc, struct cq_core *core)
 	cq_core_close(core);
 }
 
+/* The layout of the documents the commands print (cq_emit_json, cq_emit_json_items). */
+#define JSON_OUT_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+
 void cq_emit_json(json_t *doc)
 {
 	/* One buffer, one write: json_dumpf's many small writes cost more than the document. */
-	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	char *text = json_dumps(doc, JSON_OUT_FLAGS);
 	if (text) {
 		fputs(text, stdout);
 		free(text);
 	} else {
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		json_dumpf(doc, stdout, JSON_OUT_FLAGS);
 	}
 	fputc('\n', stdout);
 	json_decref(doc);
@@ -223,11 +226,10 @@ static void put_indented(const char *text, int indent)
 
 void cq_emit_json_items(json_t *doc, const char *key, size_t n, json_t *(*item)(size_t i, void *arg), void *arg)
 {
-	const size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER;
 	/* the array's place, marked by a string no other member's text can hold: its quotes
 	 * are unescaped, which inside another string they would not be */
 	json_object_set_new(doc, key, json_string("\001coreq-items\001"));
-	char *text = json_dumps(doc, flags), *needle = NULL, *at = NULL;
+	char *text = json_dumps(doc, JSON_OUT_FLAGS), *needle = NULL, *at = NULL;
 	if (text && asprintf(&needle, "\"%s\": \"\\u0001coreq-items\\u0001\"", key) >= 0)
 		at = strstr(text, needle);
 	if (!at) {
@@ -250,7 +252,7 @@ void cq_emit_json_items(json_t *doc, const char *key, size_t n, json_t *(*item)(
 		fputs("[]", stdout);
 	for (size_t i = 0; i < n; i++) {
 		json_t *v = item(i, arg);
-		char *t = v ? json_dumps(v, flags | JSON_ENCODE_ANY) : NULL;
+		char *t = v ? json_dumps(v, JSON_OUT_FLAGS | JSON_ENCODE_ANY) : NULL;
 		fprintf(stdout, "%s%*s", i ? ",\n" : "[\n", indent + 2, "");
 		put_indented(t ? t : "null", indent + 2);
 		free(t);
@@ -404,7 +406,6 @@ void cq_print_frames(json_t *frames, int width)
 		print_frame_line(&l, width);
 	}
 }
-
 
 void cq_print_stack_frames(const struct cq_frame *frames, unsigned n, int width)
 {
