@@ -146,14 +146,14 @@ struct cq_error *cq_elf_open(const char *path, struct cq_elf **ret)
 	return elf_from_file(e, path, ret);
 }
 
-struct cq_error *cq_elf_open_fd(int fd, const char *name, struct cq_elf **ret)
+struct cq_error *cq_elf_open_memory(uint8_t *buf, size_t size, const char *name, struct cq_elf **ret)
 {
 	struct cq_elf *e = calloc(1, sizeof(*e));
 	if (!e) {
-		close(fd);
+		free(buf);
 		return &cq_error_nomem;
 	}
-	struct cq_error *err = cq_file_adopt(fd, name, &e->file);
+	struct cq_error *err = cq_file_of_memory(buf, size, name, &e->file);
 	if (err) {
 		free(e);
 		return err;
@@ -170,7 +170,8 @@ static struct cq_error *elf_from_file(struct cq_elf *e, const char *path, struct
 	 * and .strtab are read for every name lookup: copying them cost more than the rest of
 	 * `info`), and the kernel maps the file's cached pages in batches. Sections in the
 	 * target's byte order are converted into copies as before. */
-	e->elf = elf_begin(e->file->fd, ELF_C_READ_MMAP, NULL);
+	e->elf = e->file->mem ? elf_memory((char *)e->file->mem, (size_t)e->file->size)
+			      : elf_begin(e->file->fd, ELF_C_READ_MMAP, NULL);
 	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
 		err = cq_error_create(CQ_ERR_FORMAT, "%s: not an ELF file", path);
 		cq_elf_close(e);

@@ -115,9 +115,9 @@ struct cq_elf {
 /** Open the ELF file at @p path (compressed files are inflated transparently). */
 struct cq_error *cq_elf_open(const char *path, struct cq_elf **ret);
 
-/** cq_elf_open() of a file coreq made itself (cq_file_adopt(): @p fd is the ELF's from now
- * on), named @p name in messages. */
-struct cq_error *cq_elf_open_fd(int fd, const char *name, struct cq_elf **ret);
+/** cq_elf_open() of contents coreq holds in memory (cq_file_of_memory(): @p buf, malloc'd,
+ * is the ELF's from now on), named @p name in messages. libelf reads them in place. */
+struct cq_error *cq_elf_open_memory(uint8_t *buf, size_t size, const char *name, struct cq_elf **ret);
 
 /** Close; NULL allowed. A shared cq_elf is freed by its last owner. */
 void cq_elf_close(struct cq_elf *e);

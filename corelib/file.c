@@ -123,22 +123,17 @@ static struct cq_error *open_report(struct cq_file *f, uint64_t max_inflated)
 	return NULL;
 }
 
-struct cq_error *cq_file_adopt(int fd, const char *name, struct cq_file **ret)
+struct cq_error *cq_file_of_memory(uint8_t *buf, size_t size, const char *name, struct cq_file **ret)
 {
-	struct stat st;
 	struct cq_file *f = calloc(1, sizeof(*f));
-	if (!f || !(f->path = strdup(name)) || fstat(fd, &st) != 0) {
-		struct cq_error *err = f && f->path ? cq_error_errno(errno, "%s", name) : &cq_error_nomem;
-		if (f)
-			free(f->path);
+	if (!f || !(f->path = strdup(name))) {
 		free(f);
-		close(fd);
-		return err;
+		free(buf);
+		return &cq_error_nomem;
 	}
-	f->fd = fd;
-	f->size = (uint64_t)st.st_size;
-	f->dev = (uint64_t)st.st_dev;
-	f->ino = (uint64_t)st.st_ino;
+	f->fd = -1;
+	f->mem = buf;
+	f->size = size;
 	*ret = f;
 	return NULL;
 }
@@ -207,6 +202,7 @@ void cq_file_close(struct cq_file *f)
 		return;
 	if (f->fd >= 0)
 		close(f->fd);
+	free(f->mem);
 	free(f->cache);
 	cq_apport_destroy(f->apport);
 	free(f->path);
@@ -256,6 +252,10 @@ struct cq_error *cq_file_read(struct cq_file *f, void *buf, size_t len, uint64_t
 				       "%s: %s at file offset 0x%llx+0x%zx lies past the end of the file (0x%llx bytes): truncated?",
 				       f->path, what, (unsigned long long)offset, len,
 				       (unsigned long long)f->size);
+	if (f->mem) {
+		memcpy(buf, f->mem + offset, len);
+		return NULL;
+	}
 	if (len && len <= 256 && offset / CQ_FILE_PAGE == (offset + len - 1) / CQ_FILE_PAGE) {
 		if (!f->cache)
 			f->cache = malloc((size_t)CQ_FILE_CACHE_PAGES * CQ_FILE_PAGE);

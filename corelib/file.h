@@ -33,7 +33,9 @@
 
 struct cq_file {
 	char *path;        /**< path as given by the user */
-	int fd;            /**< readable descriptor (the temporary file if inflated) */
+	int fd;            /**< readable descriptor (the temporary file if inflated); -1 for
+	                    *   contents held in memory (cq_file_of_memory) */
+	uint8_t *mem;      /**< the contents when they are held in memory (owned), else NULL */
 	uint64_t size;     /**< size of the (inflated) contents */
 	bool compressed;   /**< the file on disk was compressed (decompress.h) or a report */
 	/** The file on disk was an apport report: its fields (the contents are its core), or
@@ -71,10 +73,13 @@ struct cq_error *cq_open_regular(const char *path, const char *what, int *fd_ret
  */
 struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq_file **ret);
 
-/** A cq_file for @p fd, a regular file coreq made itself (an anonymous file: nothing to
- * check, nothing to inflate), which it owns from now on (closed on error too); @p name is
- * its path in messages. */
-struct cq_error *cq_file_adopt(int fd, const char *name, struct cq_file **ret);
+/**
+ * A file whose contents coreq holds in memory (the vDSO, read out of the core): @p buf
+ * (malloc'd, @p size bytes) is the file's from now on (freed on error too); @p name is its
+ * path in messages. It has no descriptor: reads copy from @p buf. Creating an anonymous
+ * file for it instead (memfd, write, map) cost more than the rest of the vDSO's set-up.
+ */
+struct cq_error *cq_file_of_memory(uint8_t *buf, size_t size, const char *name, struct cq_file **ret);
 
 /** Close a file; NULL is allowed. */
 void cq_file_close(struct cq_file *f);

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -206,7 +205,8 @@ static struct cq_elf *open_shared(struct cq_core *core, const char *path, bool d
 		return NULL;
 	for (size_t i = 0; i < core->nimages; i++) {
 		struct cq_elf *e = debug ? core->images[i].debug : core->images[i].elf;
-		if (e && e->file && e->file->dev == (uint64_t)st.st_dev && e->file->ino == (uint64_t)st.st_ino)
+		if (e && e->file && !e->file->mem && e->file->dev == (uint64_t)st.st_dev &&
+		    e->file->ino == (uint64_t)st.st_ino)
 			return cq_elf_share(e);
 	}
 	return NULL;
@@ -746,9 +746,9 @@ static struct cq_error *walk_link_map(struct cq_core *core, uint64_t r_debug_add
 	return NULL;
 }
 
-/* The vdso's ELF, read from the core's memory (the kernel dumps it whole) into an
- * anonymous file and opened as any image file: its dynamic symbols name what runs in it
- * (__kernel_vsyscall, __vdso_clock_gettime). A vdso larger than this is not one. */
+/* The vdso's ELF, read from the core's memory (the kernel dumps it whole) and opened in
+ * place as any image file: its dynamic symbols name what runs in it (__kernel_vsyscall,
+ * __vdso_clock_gettime). A vdso larger than this is not one. */
 #define VDSO_MAX (UINT64_C(1) << 20)
 
 static void vdso_elf(struct cq_core *core, struct cq_image *img)
@@ -758,25 +758,19 @@ static void vdso_elf(struct cq_core *core, struct cq_image *img)
 	size_t n = (size_t)(img->end - img->start);
 	uint8_t *buf = malloc(n);
 	struct cq_error *err = buf ? cq_core_read(core, img->start, buf, n) : NULL;
-	int fd = buf && !err ? memfd_create("coreq-vdso", MFD_CLOEXEC) : -1;
-	if (fd >= 0 && write(fd, buf, n) == (ssize_t)n) {
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		struct cq_elf *e = NULL;
-		/* the anonymous file is coreq's own: opened as it is, not looked up again */
-		struct cq_error *oerr = cq_elf_open_fd(fd, path, &e);
-		fd = -1; /* the ELF's now, or closed */
-		if (!oerr && e->e_machine == core->target->e_machine && e->elf_class == core->target->elf_class &&
-		    e->little_endian == core->target->little_endian)
-			img->elf = e; /* status stays "in-memory"; no file on this machine */
-		else
-			cq_elf_close(e);
-		cq_error_destroy(oerr);
+	if (!buf || err) {
+		cq_error_destroy(err);
+		free(buf);
+		return;
 	}
-	if (fd >= 0)
-		close(fd); /* the write failed */
+	struct cq_elf *e = NULL;
+	err = cq_elf_open_memory(buf, n, "[vdso]", &e); /* buf is the ELF's now */
+	if (!err && e->e_machine == core->target->e_machine && e->elf_class == core->target->elf_class &&
+	    e->little_endian == core->target->little_endian)
+		img->elf = e; /* status stays "in-memory"; no file on this machine */
+	else
+		cq_elf_close(e);
 	cq_error_destroy(err);
-	free(buf);
 }
 
 static void add_vdso(struct cq_core *core)
