@@ -798,25 +798,58 @@ static bool raw_usable(struct cq_elf *e)
 #define SYM_FIELD(p, type, field) ({ __typeof__(((type *)0)->field) v_; \
 	memcpy(&v_, (p) + offsetof(type, field), sizeof(v_)); v_; })
 
-/* scan_symbol_at() over libelf's tables in place: the same symbols (defined, named, not a
- * section, file or TLS symbol, at a non-zero address), in the same order, the same
- * choice. The answer is a copy kept with @p e; NULL only when there is none (or no
- * memory for it). */
-static const struct cq_symbol *raw_symbol_at(struct cq_elf *e, uint64_t vaddr)
+/* What raw_symbols_at() keeps per address: the best symbol so far, where it is. */
+struct raw_best {
+	struct cq_symbol sym;
+	size_t scn, index;
+	bool have;
+	uint64_t floor; /* entries below the best so far cannot win */
+};
+
+/* The copy of the entry @p b found, kept with @p e (one per table entry, so that a symbol
+ * found twice is one pointer); NULL only when there is none (or no memory for it). */
+static const struct cq_symbol *raw_found(struct cq_elf *e, const struct raw_best *b)
+{
+	if (!b->have)
+		return NULL;
+	for (struct cq_found_symbol *f = e->found; f; f = f->next)
+		if (f->scn == b->scn && f->index == b->index)
+			return &f->sym;
+	struct cq_found_symbol *f = malloc(sizeof(*f));
+	if (!f)
+		return NULL;
+	*f = (struct cq_found_symbol){e->found, b->scn, b->index, b->sym};
+	e->found = f;
+	return &f->sym;
+}
+
+/* scan_symbol_at() over libelf's tables in place, for @p n addresses in one pass (ret[k]
+ * for vaddrs[k]; n <= RAW_BATCH): the same symbols (defined, named, not a section, file or
+ * TLS symbol, at a non-zero address), in the same order, the same choice. libc's 10,000
+ * entries are 240 KB: a walk's frames in one scan instead of one scan each. */
+#define RAW_BATCH 32
+static void raw_symbols_at(struct cq_elf *e, const uint64_t *vaddrs, size_t n, const struct cq_symbol **ret)
 {
 	bool is64 = e->elf_class == ELFCLASS64;
 	size_t symsz = is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
-	struct cq_symbol best = {0};
-	size_t best_scn = 0, best_index = 0;
-	bool have = false;
-	uint64_t floor = 0;
+	struct raw_best best[RAW_BATCH];
+	uint64_t top = 0, low = 0; /* an entry outside [low, top] is no address's */
+	for (size_t k = 0; k < n; k++) {
+		best[k] = (struct raw_best){.have = false};
+		top = vaddrs[k] > top ? vaddrs[k] : top;
+	}
 	for (unsigned t = 0; t < e->nraw; t++) {
 		const struct cq_raw_symtab *r = &e->raw[t];
 		for (size_t i = 1; i < r->count; i++) {
 			const char *p = r->data + i * symsz;
-			/* most entries end here: above the address, or below the best so far */
+			/* most entries end here: above every address, or below every best so far */
 			uint64_t value = is64 ? SYM_FIELD(p, Elf64_Sym, st_value) : SYM_FIELD(p, Elf32_Sym, st_value);
-			if (value > vaddr || value < floor || value == 0)
+			if (value > top || value < low || value == 0)
+				continue;
+			size_t first = 0; /* the first address this entry could be the answer for */
+			while (first < n && (value > vaddrs[first] || value < best[first].floor))
+				first++;
+			if (first == n)
 				continue;
 			unsigned char info = is64 ? SYM_FIELD(p, Elf64_Sym, st_info) : SYM_FIELD(p, Elf32_Sym, st_info);
 			uint16_t shndx = is64 ? SYM_FIELD(p, Elf64_Sym, st_shndx) : SYM_FIELD(p, Elf32_Sym, st_shndx);
@@ -828,26 +861,38 @@ static const struct cq_symbol *raw_symbol_at(struct cq_elf *e, uint64_t vaddr)
 			uint64_t size = is64 ? SYM_FIELD(p, Elf64_Sym, st_size) : SYM_FIELD(p, Elf32_Sym, st_size);
 			struct cq_symbol s = {r->str + name, value, size, (uint8_t)type, (uint8_t)GELF_ST_BIND(info),
 					      r->dynamic};
-			if (!have || value > best.value || preferred_symbol(e, &s, &best)) {
-				best = s;
-				best_scn = r->scn;
-				best_index = i;
-				have = true;
-				floor = value;
+			bool moved = false;
+			for (size_t k = first; k < n; k++) {
+				struct raw_best *b = &best[k];
+				if (value > vaddrs[k] || value < b->floor)
+					continue;
+				if (!b->have || value > b->sym.value || preferred_symbol(e, &s, &b->sym)) {
+					*b = (struct raw_best){s, r->scn, i, true, value};
+					moved = true;
+				}
+			}
+			if (moved) {
+				low = best[0].floor;
+				for (size_t k = 1; k < n; k++)
+					low = best[k].floor < low ? best[k].floor : low;
 			}
 		}
 	}
-	if (!have)
-		return NULL;
-	for (struct cq_found_symbol *f = e->found; f; f = f->next)
-		if (f->scn == best_scn && f->index == best_index)
-			return &f->sym;
-	struct cq_found_symbol *f = malloc(sizeof(*f));
-	if (!f)
-		return NULL;
-	*f = (struct cq_found_symbol){e->found, best_scn, best_index, best};
-	e->found = f;
-	return &f->sym;
+	for (size_t k = 0; k < n; k++)
+		ret[k] = raw_found(e, &best[k]);
+}
+
+/* A symbol's answer for @p vaddr as cq_elf_symbol_at() gives it: inside the symbol's size
+ * when it has one; remembered. */
+static const struct cq_symbol *answer(struct cq_elf *e, uint64_t vaddr, const struct cq_symbol *s)
+{
+	if (s && s->size && vaddr - s->value >= s->size)
+		s = NULL;
+	size_t slot = e->recent_next++ % (sizeof(e->recent) / sizeof(e->recent[0]));
+	e->recent[slot].valid = true;
+	e->recent[slot].vaddr = vaddr;
+	e->recent[slot].sym = s;
+	return s;
 }
 
 const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr)
@@ -860,7 +905,7 @@ const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr)
 	if (!e->syms_loaded && e->addr_lookups < SCAN_LOOKUPS && raw_usable(e)) {
 		/* a few lookups: scanned in place, nothing loaded */
 		e->addr_lookups++;
-		s = raw_symbol_at(e, vaddr);
+		raw_symbols_at(e, &vaddr, 1, &s);
 	} else {
 		struct cq_error *err = cq_elf_load_symbols(e);
 		if (err) {
@@ -869,13 +914,21 @@ const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr)
 		}
 		s = lookup_symbol_at(e, vaddr);
 	}
-	if (s && s->size && vaddr - s->value >= s->size)
-		s = NULL;
-	size_t slot = e->recent_next++ % (sizeof(e->recent) / sizeof(e->recent[0]));
-	e->recent[slot].valid = true;
-	e->recent[slot].vaddr = vaddr;
-	e->recent[slot].sym = s;
-	return s;
+	return answer(e, vaddr, s);
+}
+
+void cq_elf_symbols_at(struct cq_elf *e, const uint64_t *vaddrs, size_t n, const struct cq_symbol **ret)
+{
+	if (n > 1 && n <= RAW_BATCH && !e->syms_loaded && e->addr_lookups < SCAN_LOOKUPS && raw_usable(e)) {
+		/* one scan for all: counted as one lookup of the few scanned in place */
+		e->addr_lookups++;
+		raw_symbols_at(e, vaddrs, n, ret);
+		for (size_t k = 0; k < n; k++)
+			ret[k] = answer(e, vaddrs[k], ret[k]);
+		return;
+	}
+	for (size_t k = 0; k < n; k++)
+		ret[k] = cq_elf_symbol_at(e, vaddrs[k]);
 }
 
 static const struct cq_symbol *lookup_symbol_at(struct cq_elf *e, uint64_t vaddr)

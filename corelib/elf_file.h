@@ -165,6 +165,11 @@ const struct cq_symbol *cq_elf_find_symbol_plain(struct cq_elf *e, const char *n
 /** Nearest symbol at or below link-time address @p vaddr (inside its size when it has one). */
 const struct cq_symbol *cq_elf_symbol_at(struct cq_elf *e, uint64_t vaddr);
 
+/** cq_elf_symbol_at() of @p n addresses (ret[k] for vaddrs[k]), the same answers: while
+ * lookups scan the symbol tables in place (a few per file), up to 32 addresses are found
+ * in one scan. A stack walk names its frames so, not one scan per frame. */
+void cq_elf_symbols_at(struct cq_elf *e, const uint64_t *vaddrs, size_t n, const struct cq_symbol **ret);
+
 /** A link-time address range. */
 struct cq_range {
 	uint64_t start, end;

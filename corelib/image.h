@@ -111,6 +111,12 @@ struct cq_error *cq_core_lookup_user(struct cq_core *core, const char *name,
 /** Symbolize @p addr: image, nearest symbol and offset (sym NULL when unknown). */
 struct cq_error *cq_core_symbolize(struct cq_core *core, uint64_t addr, struct cq_symref *ret);
 
+/** cq_core_symbolize() of @p n addresses (ret[i] for addrs[i]), the same answers: the
+ * addresses in one image are looked up together (cq_elf_symbols_at(): one scan of its
+ * symbol table for many, not one each). */
+struct cq_error *cq_core_symbolize_many(struct cq_core *core, const uint64_t *addrs, size_t n,
+				       struct cq_symref *ret);
+
 /**
  * @p addr as text for reports: "symbol" or "symbol+0xoff"; with no symbol and
  * @p image_fallback, "image+0xoff" (the image's base name and link-time address). NULL when

@@ -110,6 +110,47 @@ struct cq_error *cq_core_symbolize(struct cq_core *core, uint64_t addr, struct c
 	return NULL;
 }
 
+struct cq_error *cq_core_symbolize_many(struct cq_core *core, const uint64_t *addrs, size_t n,
+				       struct cq_symref *ret)
+{
+	struct cq_error *err = cq_core_load_images(core);
+	if (err)
+		return err;
+	uint64_t *vaddrs = malloc(n * sizeof(*vaddrs));
+	size_t *which = malloc(n * sizeof(*which));
+	const struct cq_symbol **syms = malloc(n * sizeof(*syms));
+	bool *looked = calloc(n, sizeof(*looked));
+	if (!vaddrs || !which || !syms || !looked) {
+		err = &cq_error_nomem;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		ret[i] = (struct cq_symref){.address = addrs[i], .image = cq_core_image_at(core, addrs[i])};
+	/* the addresses in one image together, image by image */
+	for (size_t i = 0; i < n; i++) {
+		struct cq_image *img = ret[i].image;
+		struct cq_elf *e = !looked[i] && img && img->bias_known ? cq_image_symbol_file(img) : NULL;
+		if (!e)
+			continue;
+		size_t k = 0;
+		for (size_t j = i; j < n; j++)
+			if (!looked[j] && ret[j].image == img) {
+				looked[j] = true;
+				which[k] = j;
+				vaddrs[k++] = addrs[j] - img->bias;
+			}
+		cq_elf_symbols_at(e, vaddrs, k, syms);
+		for (size_t m = 0; m < k; m++)
+			ret[which[m]].sym = syms[m];
+	}
+out:
+	free(looked);
+	free(vaddrs);
+	free(which);
+	free(syms);
+	return err;
+}
+
 char *cq_core_symbol_name(struct cq_core *core, uint64_t addr, bool image_fallback)
 {
 	struct cq_symref ref;

@@ -32,11 +32,16 @@ struct desc {
 	uint64_t pc, at;
 	struct cq_frame_info *items; /* the inlined calls innermost first, then the physical frame */
 	unsigned n;
+	/* The physical frame's function is still to be looked up in the symbols of its image
+	 * (cq_stack_name_frames): a walk's frames are named together, one scan of a large
+	 * symbol table for all of them. */
+	bool unnamed;
 };
 
 struct cq_frame_infos {
 	struct desc *slots;
 	size_t mask, used;
+	size_t unnamed; /* descriptions whose function is still to be looked up */
 };
 
 struct cq_frame_infos *cq_frame_infos_create(void)
@@ -84,7 +89,7 @@ static size_t slot_of(const struct cq_frame_infos *c, uint64_t pc, uint64_t at)
 /* Twice the slots, every description moved; false when out of memory (the table is kept). */
 static bool grow(struct cq_frame_infos *c)
 {
-	struct cq_frame_infos big = {calloc(2 * (c->mask + 1), sizeof(*c->slots)), 2 * c->mask + 1, c->used};
+	struct cq_frame_infos big = {calloc(2 * (c->mask + 1), sizeof(*c->slots)), 2 * c->mask + 1, c->used, c->unnamed};
 	if (!big.slots)
 		return false;
 	for (size_t k = 0; k <= c->mask; k++)
@@ -137,17 +142,44 @@ static void set_module(struct cq_frame_info *f, const struct cq_symref *ref, boo
 	f->module_offset = f->has_module_offset ? pc - ref->image->bias : 0;
 }
 
+/* The physical frame's function (the last of @p d's items) from the symbol @p sym the
+ * frame's image has at its lookup address (NULL: none, or the image has no symbols). */
+static void name_frame(const struct cq_stack_ctx *ctx, struct desc *d, const struct cq_symref *ref)
+{
+	struct cq_frame_info *f = &d->items[d->n - 1];
+	bool ok = true;
+	if (ref->sym && ref->image && ref->image->bias_known) {
+		set_name(f, ref->sym->name, &ok);
+		f->has_function_offset = true;
+		f->function_offset = d->pc - (ref->image->bias + ref->sym->value);
+	} else {
+		/* corelib has no symbol here: libdwfl's may (the vDSO's own .dynsym, read from
+		 * the core's memory: __kernel_vsyscall, __kernel_rt_sigreturn) */
+		Dwfl_Module *m = dwfl_addrmodule(ctx->dwfl, d->at);
+		GElf_Off off = 0;
+		GElf_Sym sym;
+		const char *name = m ? dwfl_module_addrinfo(m, d->at, &off, &sym, NULL, NULL, NULL) : NULL;
+		set_name(f, name, &ok);
+		f->has_function_offset = name != NULL;
+		f->function_offset = d->pc - (d->at - off);
+	}
+	/* out of memory: the frame stays without a name ("??") */
+}
+
 /* What is known at @p at into @p d (innermost first: the inlined calls, then the physical
- * frame); false when out of memory. */
+ * frame), but for the physical frame's function when its image has symbols to look it up
+ * in (d->unnamed: cq_stack_name_frames); false when out of memory. */
 static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, struct desc *d)
 {
 	struct cq_frame_info items[CQ_STACK_MAX_INLINED + 1];
 	unsigned n = 0;
 	bool ok = true;
-	struct cq_symref ref;
-	struct cq_error *err = cq_core_symbolize(ctx->core, at, &ref);
+	struct cq_symref ref = {.address = at};
+	struct cq_error *err = cq_core_load_images(ctx->core);
 	bool known = !err;
 	cq_error_destroy(err);
+	if (known)
+		ref.image = cq_core_image_at(ctx->core, at);
 
 	/* the line of the innermost scope, then per inlined call the line it was called from */
 	const char *file = NULL;
@@ -192,21 +224,6 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 	struct cq_frame_info *f = &items[n++];
 	*f = (struct cq_frame_info){0};
 	set_module(f, &ref, known, pc, &ok);
-	if (known && ref.sym && ref.image && ref.image->bias_known) {
-		set_name(f, ref.sym->name, &ok);
-		f->has_function_offset = true;
-		f->function_offset = pc - (ref.image->bias + ref.sym->value);
-	} else {
-		/* corelib has no symbol here: libdwfl's may (the vDSO's own .dynsym, read from
-		 * the core's memory: __kernel_vsyscall, __kernel_rt_sigreturn) */
-		Dwfl_Module *m = dwfl_addrmodule(ctx->dwfl, at);
-		GElf_Off off = 0;
-		GElf_Sym sym;
-		const char *name = m ? dwfl_module_addrinfo(m, at, &off, &sym, NULL, NULL, NULL) : NULL;
-		set_name(f, name, &ok);
-		f->has_function_offset = name != NULL;
-		f->function_offset = pc - (at - off);
-	}
 	set_source(f, file, line, &ok);
 	d->items = ok ? malloc(n * sizeof(*items)) : NULL;
 	if (!d->items) {
@@ -218,7 +235,42 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 	d->n = n;
 	d->pc = pc;
 	d->at = at;
+	d->unnamed = ref.image && ref.image->bias_known && cq_image_symbol_file(ref.image);
+	if (!d->unnamed)
+		name_frame(ctx, d, &ref); /* no symbols to look in: libdwfl's, now */
 	return true;
+}
+
+bool cq_stack_name_frames(const struct cq_stack_ctx *ctx)
+{
+	struct cq_frame_infos *c = ctx->cache;
+	if (!c->unnamed)
+		return true;
+	struct desc **ds = malloc(c->unnamed * sizeof(*ds));
+	uint64_t *ats = malloc(c->unnamed * sizeof(*ats));
+	struct cq_symref *refs = malloc(c->unnamed * sizeof(*refs));
+	struct cq_error *err = NULL;
+	size_t n = 0;
+	if (ds && ats && refs) {
+		for (size_t k = 0; k <= c->mask && n < c->unnamed; k++)
+			if (c->slots[k].items && c->slots[k].unnamed) {
+				ds[n] = &c->slots[k];
+				ats[n++] = c->slots[k].at;
+			}
+		err = cq_core_symbolize_many(ctx->core, ats, n, refs);
+	}
+	bool ok = ds && ats && refs && !err;
+	for (size_t i = 0; ok && i < n; i++) {
+		name_frame(ctx, ds[i], &refs[i]);
+		ds[i]->unnamed = false;
+	}
+	if (ok)
+		c->unnamed = 0;
+	cq_error_destroy(err);
+	free(ds);
+	free(ats);
+	free(refs);
+	return ok;
 }
 
 int cq_stack_describe(const struct cq_stack_ctx *ctx, struct cq_thread_stack *ts, uint64_t pc, uint64_t at,
@@ -237,6 +289,7 @@ int cq_stack_describe(const struct cq_stack_ctx *ctx, struct cq_thread_stack *ts
 		if (!describe(ctx, pc, at, &c->slots[k]))
 			return -1;
 		c->used++;
+		c->unnamed += c->slots[k].unnamed;
 	}
 	const struct desc *d = &c->slots[k];
 	if (ts->nframes + d->n > ts->cap) {

@@ -160,13 +160,20 @@ struct cq_frame_infos *cq_frame_infos_create(void);
 void cq_frame_infos_free(struct cq_frame_infos *c);
 
 /*
- * Appends the description of one physical frame to @p ts (describe.c): module, function,
- * source line and, before it, the inlined calls at that address, each marked. @p at is
+ * Appends the description of one physical frame to @p ts (describe.c): module, function
+ * (see cq_stack_name_frames), source line and, before it, the inlined calls at that address, each marked. @p at is
  * the lookup address (pc - 1 for a return address). Returns the physical frame's index in
  * ts->frames, so the walk can add what it learns later (its CFA), or -1 when out of memory.
  */
 int cq_stack_describe(const struct cq_stack_ctx *ctx, struct cq_thread_stack *ts, uint64_t pc, uint64_t at,
 		      enum cq_found_by how);
+
+/* Names the functions of the frames described so far (describe.c): cq_stack_describe()
+ * leaves a frame's function to this when its image has symbols, so that the frames of a
+ * walk are looked up together (one scan of libc's table for all of them, not one each).
+ * Called before a frame's function is read: at the end of the walks, and for a stop
+ * reason that names its frame. False when out of memory (the frames stay unnamed). */
+bool cq_stack_name_frames(const struct cq_stack_ctx *ctx);
 
 /* No target's CFI names a DWARF register beyond this (powerpc's vector registers end near
  * 1200); a larger number is crafted (cficheck.c). */

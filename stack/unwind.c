@@ -581,9 +581,11 @@ static bool read_word(void *arg, uint64_t addr, uint64_t *val)
 	return memory_read(NULL, addr, val, arg);
 }
 
-/* The name of the last frame for a stop reason: "fx_crash (fixprog)". */
+/* The name of the last frame for a stop reason: "fx_crash (fixprog)". The frames described
+ * so far are named now (cq_stack_name_frames), not at the end of the walks. */
 static void last_frame_name(const struct walk *w, char *buf, size_t size)
 {
+	(void)cq_stack_name_frames(&w->ctx);
 	const struct cq_frame *f = last_frame(w);
 	const char *fn = f ? f->info->function : NULL;
 	const char *mod = f ? f->info->module : NULL;
@@ -716,9 +718,11 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 		struct cq_stack_stop why;
 		if (w.stop[0])
 			break;
-		/* for the stop reasons below only: most walks end in the callback */
+		/* for the stop reasons below that name the last frame: most walks end in the
+		 * callback, or at the end of the stack, which needs no name */
 		char name[160];
-		last_frame_name(&w, name, sizeof(name));
+		if (rc != 0 || (w.seg_frames && u->faulted))
+			last_frame_name(&w, name, sizeof(name));
 		/* libdwfl ends a walk cleanly when it cannot read the return address (its
 		 * register rule fails, so the caller's pc is "undefined", as in an outermost
 		 * frame): a read that failed while unwinding the last frame says it was memory
@@ -799,7 +803,7 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 	 * stack (qemu's gdbstub cores; the kernel flushes before dumping), not the stack's end */
 	if (strstr(w.stop, CQ_STACK_SPARC_I6_ZERO)) {
 		char name[160];
-		last_frame_name(&w, name, sizeof(name));
+		last_frame_name(&w, name, sizeof(name)); /* names the last frame's function too */
 		if (cq_stack_sparc_outermost(last_frame(&w) ? last_frame(&w)->info->function : NULL)) {
 			snprintf(w.stop, sizeof(w.stop), "end of stack (%s: %s: where a stack starts)", name,
 				 CQ_STACK_SPARC_I6_ZERO);
@@ -975,6 +979,10 @@ struct cq_error *cq_stack_walk_frames(struct cq_core *core, const struct cq_stac
 		walk_thread(&u, th, max_frames, core->crashed && u.order[k] == core->crash_thread, opt->to_user_frame,
 			    opt->system_lines, &out->threads[out->nthreads++]);
 	}
+	/* the functions of the frames not named for a stop reason, together (libdwfl's symbols
+	 * are the fallback: before dwfl_end) */
+	struct cq_stack_ctx names = {.core = core, .dwfl = u.dwfl, .cache = u.described};
+	(void)cq_stack_name_frames(&names);
 	cq_stack_mips_cfi_destroy(u.mips);
 	dwfl_end(u.dwfl);
 	for (unsigned g = 0; g < u.nguards; g++)
