@@ -181,8 +181,9 @@ void cq_bt_task(struct cq_core *core, json_t *bt)
 void cq_release(json_t *doc, struct cq_core *core)
 {
 #ifndef CQ_FREE_AT_EXIT
-	/* kept reachable, so that a leak checker (valgrind) counts them as in use, not lost */
-	static struct { json_t *doc; struct cq_core *core; } kept[4];
+	/* kept reachable, so that a leak checker (valgrind) counts them as in use, not lost
+	 * ("used": the compiler would drop stores to an array nothing reads) */
+	static struct { json_t *doc; struct cq_core *core; } kept[4] __attribute__((used));
 	static unsigned nkept;
 	if (nkept < sizeof(kept) / sizeof(kept[0])) {
 		kept[nkept].doc = doc;
