@@ -174,6 +174,50 @@ static bool entry_point(const struct cq_stack_ctx *ctx, uint64_t pc, const char 
 	return entry;
 }
 
+bool cq_stack_clone_child(struct cq_core *core, const struct cq_thread *th, uint64_t pc, struct cq_stack_stop *stop)
+{
+	/* the system call numbers of clone and clone3 (asm/unistd_64.h, unistd_32.h), and the
+	 * instruction the child returns from: glibc's and musl's clone enter the kernel with
+	 * `syscall` on x86_64 and `int $0x80` on i386 */
+	const struct cq_target *t = core->target;
+	int nr, ret;
+	uint64_t clone_nr;
+	uint8_t insn[2];
+	if (t->e_machine == EM_X86_64) {
+		nr = cq_target_reg_index(t, "orig_rax");
+		ret = cq_target_reg_index(t, "rax");
+		clone_nr = 56;
+		memcpy(insn, "\x0f\x05", 2);
+	} else if (t->e_machine == EM_386) {
+		nr = cq_target_reg_index(t, "orig_eax");
+		ret = cq_target_reg_index(t, "eax");
+		clone_nr = 120;
+		memcpy(insn, "\xcd\x80", 2);
+	} else {
+		return false;
+	}
+	if (nr < 0 || ret < 0 || !cq_thread_has_reg(core, th, (unsigned)nr) || !cq_thread_has_reg(core, th, (unsigned)ret))
+		return false;
+	uint64_t called = cq_thread_reg_at(core, th, (unsigned)nr), result = cq_thread_reg_at(core, th, (unsigned)ret);
+	if (t->elf_class == ELFCLASS32)
+		called &= 0xffffffffu;
+	if ((called != clone_nr && called != 435 /* clone3 */) || result != 0)
+		return false;
+	/* and it has run no instruction since: it stands right after the system call (a
+	 * thread that went on without another system call may still have both registers so) */
+	uint8_t before[2];
+	struct cq_error *err = pc >= 2 ? cq_core_read(core, pc - 2, before, 2) : NULL;
+	bool after_call = pc >= 2 && !err && !memcmp(before, insn, 2);
+	cq_error_destroy(err);
+	if (!after_call)
+		return false;
+	memset(stop, 0, sizeof(*stop));
+	stop->end = true;
+	snprintf(stop->why, sizeof(stop->why), "a thread %s made that had not run yet: called by no function",
+		 called == clone_nr ? "clone" : "clone3");
+	return true;
+}
+
 bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 		       bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
 {

@@ -195,6 +195,22 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, at, &bias) : NULL;
 	Dwarf_Die *scopes = NULL;
 	int nscopes = cu ? dwarf_getscopes(cu, at - bias, &scopes) : 0;
+	/* dwarf_getscopes goes on from the innermost inlined call to the scopes of its
+	 * abstract definition (its class, namespace), not to the calls it was inlined into:
+	 * those are the scopes of that concrete call's DIE, out to the physical function */
+	for (int i = 0; i < nscopes; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+			Dwarf_Die inl = scopes[i], *chain = NULL;
+			int nchain = dwarf_getscopes_die(&inl, &chain);
+			if (nchain > 0) {
+				free(scopes);
+				scopes = chain;
+				nscopes = nchain;
+			} else {
+				free(chain);
+			}
+			break;
+		}
 	Dwarf_Files *files = NULL;
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);

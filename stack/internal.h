@@ -119,6 +119,16 @@ bool cq_stack_system_module(const char *base);
 bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 		       bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 
+/*
+ * x86: whether thread @p th, at @p pc, is a child the kernel made with clone or clone3
+ * that had not run when the core was dumped (chain.c): its last system call was one of
+ * them, returned 0, and @p pc follows the system call instruction. There glibc's __clone
+ * and __clone3 have no CFI (they end it before the call: the child's would be wrong; musl's
+ * clone has none), and an unwinder would guess a caller from the frame pointer the child
+ * inherited. No function called it: true with *@p stop saying so (the stack's end).
+ */
+bool cq_stack_clone_child(struct cq_core *core, const struct cq_thread *th, uint64_t pc, struct cq_stack_stop *stop);
+
 /* riscv64 prologue analysis (prologue.c): one step from a function that has a symbol
  * (its start) but no CFI. False without a stop reason when there is nothing to analyze. */
 bool cq_stack_riscv_prologue_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,

@@ -272,6 +272,17 @@ static bool user_frame(const struct walk *w, const struct cq_frame *f)
 	return !w->u->static_exe || f->info->file;
 }
 
+/* The first of the frames at physical frame @p index: its innermost inlined call, else
+ * itself. A user frame is that one: where the thread is in the program's code, at the
+ * inlined call's own line (the physical frame's line is where the outermost call was
+ * inlined). */
+static int innermost_of(const struct cq_thread_stack *ts, unsigned index)
+{
+	while (index > 0 && ts->frames[index - 1].inlined)
+		index--;
+	return (int)index;
+}
+
 /* The last physical frame, NULL before the first. */
 static struct cq_frame *last_frame(const struct walk *w)
 {
@@ -520,6 +531,18 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	frame_cfi(w->u, state, at, &regs, f, &w->last_cfi, &w->last_signal, &cfa, w->last_cfi_error,
 		  sizeof(w->last_cfi_error));
 	f->signal_frame = w->last_signal;
+	/* a thread made by clone that never ran: where it stands has no CFI, and libdwfl's
+	 * frame-pointer fallback would follow its parent's frame pointer (chain.c) */
+	struct cq_stack_stop child;
+	if (w->nphys == 0 && how == CQ_FOUND_INITIAL && !w->last_cfi &&
+	    cq_stack_clone_child(w->u->core, &w->u->core->threads[w->u->walking], pc, &child)) {
+		w->nphys++;
+		w->last_frame = fi;
+		char name[160];
+		last_frame_name(w, name, sizeof(name));
+		snprintf(w->stop, sizeof(w->stop), "end of stack (%s: %s)", name, child.why);
+		return DWARF_CB_ABORT;
+	}
 	/* a CFA below the frame's own stack pointer (crafted CFI): its caller would be found
 	 * inwards, in memory the frame does not own; libdwfl would read a return address
 	 * there (often 0: a silent "end of stack") */
@@ -533,7 +556,7 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		f->has_cfa = false;
 		w->last_frame = fi;
 		if (w->ts->user_frame < 0 && user_frame(w, f))
-			w->ts->user_frame = (int)f->index;
+			w->ts->user_frame = innermost_of(w->ts, f->index);
 		w->nphys++;
 		char name[160];
 		last_frame_name(w, name, sizeof(name));
@@ -563,7 +586,7 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	w->have_last_sp = have_sp;
 	w->last_frame = fi;
 	if (user) {
-		w->ts->user_frame = (int)f->index;
+		w->ts->user_frame = innermost_of(w->ts, f->index);
 		if (w->to_user_frame) {
 			snprintf(w->stop, sizeof(w->stop), "the user frame is reached");
 			return DWARF_CB_ABORT;
@@ -636,7 +659,7 @@ static bool mips_frame(struct walk *w, const struct cq_stack_regs *regs, uint64_
 	w->last_frame = fi;
 	w->nphys++;
 	if (w->ts->user_frame < 0 && user_frame(w, f)) {
-		w->ts->user_frame = (int)f->index;
+		w->ts->user_frame = innermost_of(w->ts, f->index);
 		if (w->to_user_frame) {
 			snprintf(w->stop, sizeof(w->stop), "the user frame is reached");
 			return false;

@@ -2,7 +2,7 @@
 /* Address lookups in an ELF's symbols: many addresses at once (cq_elf_symbols_at, one scan
  * of the tables in place) give what one at a time gives, whichever way the single lookups
  * are answered (a scan in place, of the loaded symbols, or the sorted index after 16).
- * The ELF is this test itself: its .symtab holds thousands of symbols (libcoreq, libc's
+ * The ELF is this test itself: its .symtab holds hundreds of symbols (libcoreq, libc's
  * start files) with aliases, sizes and gaps, on either host. */
 #include <stdlib.h>
 
@@ -58,12 +58,13 @@ int main(void)
 		printf("%d passed, %d failed\n", check_passed, check_failed);
 		return 1;
 	}
-	CHECK(list->nsyms > 1000);
+	printf("# %zu symbols\n", list->nsyms);
+	CHECK(list->nsyms > 100); /* about 1,000 in the 64-bit build (libdw linked in), 160 in the i386 one */
 
-	/* edge addresses: each symbol's first byte, the byte before it, its end */
+	/* edge addresses of some 150 symbols: each one's first byte, the byte before it, its end */
 	uint64_t lo = UINT64_MAX, hi = 0, a[MAXN];
-	size_t n = 0, batches = 0;
-	for (size_t i = 0; i < list->nsyms; i += 7) {
+	size_t n = 0, batches = 0, step = list->nsyms / 150 ? list->nsyms / 150 : 1;
+	for (size_t i = 0; i < list->nsyms; i += step) {
 		const struct cq_symbol *s = &list->syms[i];
 		if (!s->value)
 			continue;
