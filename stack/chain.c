@@ -174,47 +174,77 @@ static bool entry_point(const struct cq_stack_ctx *ctx, uint64_t pc, const char 
 	return entry;
 }
 
+/* Which clone @p name (a symbol: glibc's __clone, __clone3, their __GI_ aliases, the weak
+ * clone; musl's __clone) is: "clone", "clone3", or NULL for another function. */
+static const char *clone_function(const char *name)
+{
+	if (!name)
+		return NULL;
+	if (!strncmp(name, "__GI_", 5))
+		name += 5;
+	while (*name == '_')
+		name++;
+	return !strcmp(name, "clone") ? "clone" : !strcmp(name, "clone3") ? "clone3" : NULL;
+}
+
 bool cq_stack_clone_child(struct cq_core *core, const struct cq_thread *th, uint64_t pc, struct cq_stack_stop *stop)
 {
-	/* the system call numbers of clone and clone3 (asm/unistd_64.h, unistd_32.h), and the
-	 * instruction the child returns from: glibc's and musl's clone enter the kernel with
-	 * `syscall` on x86_64 and `int $0x80` on i386 */
+	/* The register the system call's result is in, the instruction the child returns
+	 * from (glibc's and musl's clone enter the kernel with `syscall` on x86_64, `int $0x80`
+	 * on i386, `svc #0` on aarch64), and on x86 the register that keeps the system call's
+	 * number (asm/unistd_64.h, unistd_32.h: clone 56 and 120, clone3 435). aarch64's
+	 * registers do not keep it: there the function at the pc says it is clone's. */
 	const struct cq_target *t = core->target;
-	int nr, ret;
-	uint64_t clone_nr;
-	uint8_t insn[2];
+	int nr = -1, ret;
+	uint64_t clone_nr = 0;
+	uint8_t insn[4];
+	size_t n;
 	if (t->e_machine == EM_X86_64) {
 		nr = cq_target_reg_index(t, "orig_rax");
 		ret = cq_target_reg_index(t, "rax");
 		clone_nr = 56;
-		memcpy(insn, "\x0f\x05", 2);
+		memcpy(insn, "\x0f\x05", n = 2);
 	} else if (t->e_machine == EM_386) {
 		nr = cq_target_reg_index(t, "orig_eax");
 		ret = cq_target_reg_index(t, "eax");
 		clone_nr = 120;
-		memcpy(insn, "\xcd\x80", 2);
+		memcpy(insn, "\xcd\x80", n = 2);
+	} else if (t->e_machine == EM_AARCH64 && t->little_endian) {
+		ret = cq_target_reg_index(t, "x0");
+		memcpy(insn, "\x01\x00\x00\xd4", n = 4);
 	} else {
 		return false;
 	}
-	if (nr < 0 || ret < 0 || !cq_thread_has_reg(core, th, (unsigned)nr) || !cq_thread_has_reg(core, th, (unsigned)ret))
-		return false;
-	uint64_t called = cq_thread_reg_at(core, th, (unsigned)nr), result = cq_thread_reg_at(core, th, (unsigned)ret);
-	if (t->elf_class == ELFCLASS32)
-		called &= 0xffffffffu;
-	if ((called != clone_nr && called != 435 /* clone3 */) || result != 0)
-		return false;
+	if (ret < 0 || !cq_thread_has_reg(core, th, (unsigned)ret) || cq_thread_reg_at(core, th, (unsigned)ret) != 0)
+		return false; /* the parent gets the child's tid, or an error */
+	const char *which = NULL;
+	if (nr >= 0) {
+		uint64_t called = cq_thread_has_reg(core, th, (unsigned)nr) ? cq_thread_reg_at(core, th, (unsigned)nr) : 0;
+		if (t->elf_class == ELFCLASS32)
+			called &= 0xffffffffu;
+		which = called == clone_nr ? "clone" : called == 435 ? "clone3" : NULL;
+	}
 	/* and it has run no instruction since: it stands right after the system call (a
-	 * thread that went on without another system call may still have both registers so) */
-	uint8_t before[2];
-	struct cq_error *err = pc >= 2 ? cq_core_read(core, pc - 2, before, 2) : NULL;
-	bool after_call = pc >= 2 && !err && !memcmp(before, insn, 2);
+	 * thread that went on without another system call may still have those registers) */
+	uint8_t before[4];
+	struct cq_error *err = pc >= n ? cq_core_read(core, pc - n, before, n) : NULL;
+	bool after_call = pc >= n && !err && !memcmp(before, insn, n);
 	cq_error_destroy(err);
-	if (!after_call)
+	if (!after_call || (nr >= 0 && !which))
 		return false;
+	if (nr < 0) {
+		/* a system call that returned 0 right after it: clone's child only in clone (read
+		 * returns 0 at the end of a file) */
+		struct cq_symref ref;
+		err = cq_core_symbolize(core, pc - n, &ref);
+		which = !err && ref.sym ? clone_function(ref.sym->name) : NULL;
+		cq_error_destroy(err);
+		if (!which)
+			return false;
+	}
 	memset(stop, 0, sizeof(*stop));
 	stop->end = true;
-	snprintf(stop->why, sizeof(stop->why), "a thread %s made that had not run yet: called by no function",
-		 called == clone_nr ? "clone" : "clone3");
+	snprintf(stop->why, sizeof(stop->why), "a thread %s made that had not run yet: called by no function", which);
 	return true;
 }
 

@@ -120,12 +120,15 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 		       bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop);
 
 /*
- * x86: whether thread @p th, at @p pc, is a child the kernel made with clone or clone3
- * that had not run when the core was dumped (chain.c): its last system call was one of
- * them, returned 0, and @p pc follows the system call instruction. There glibc's __clone
- * and __clone3 have no CFI (they end it before the call: the child's would be wrong; musl's
- * clone has none), and an unwinder would guess a caller from the frame pointer the child
- * inherited. No function called it: true with *@p stop saying so (the stack's end).
+ * x86, aarch64: whether thread @p th, at @p pc, is a child the kernel made with clone or
+ * clone3 that had not run when the core was dumped (chain.c): the system call returned 0
+ * and @p pc follows its instruction; on x86 the call was clone or clone3 by its number,
+ * on aarch64 (no number in its registers) the function is clone's by its symbol. No
+ * function called such a thread, yet an unwinder finds a caller: on x86 glibc's __clone
+ * and __clone3 have no CFI there (they end it before the call: the child's would be wrong;
+ * musl's clone has none) and libdwfl follows the frame pointer the child inherited; on
+ * aarch64 the CFI is the parent's, whose return address the child's x30 still holds.
+ * True with *@p stop saying so (the stack's end).
  */
 bool cq_stack_clone_child(struct cq_core *core, const struct cq_thread *th, uint64_t pc, struct cq_stack_stop *stop);
 

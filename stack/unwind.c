@@ -531,10 +531,10 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	frame_cfi(w->u, state, at, &regs, f, &w->last_cfi, &w->last_signal, &cfa, w->last_cfi_error,
 		  sizeof(w->last_cfi_error));
 	f->signal_frame = w->last_signal;
-	/* a thread made by clone that never ran: where it stands has no CFI, and libdwfl's
-	 * frame-pointer fallback would follow its parent's frame pointer (chain.c) */
+	/* a thread made by clone that never ran: an unwinder would find its parent's caller
+	 * (chain.c) */
 	struct cq_stack_stop child;
-	if (w->nphys == 0 && how == CQ_FOUND_INITIAL && !w->last_cfi &&
+	if (w->nphys == 0 && how == CQ_FOUND_INITIAL &&
 	    cq_stack_clone_child(w->u->core, &w->u->core->threads[w->u->walking], pc, &child)) {
 		w->nphys++;
 		w->last_frame = fi;
