@@ -233,14 +233,37 @@ static size_t cluster_anchor(const struct cq_core *core, const struct cq_image *
 	return anchor == SIZE_MAX ? core->nfile_maps : anchor;
 }
 
+/* Whether mapping @p m of @p img's file is one the loader made for one of its loads: its
+ * address less its file offset is the load's (bias + p_vaddr - p_offset, whatever the page
+ * size), and it begins before the load's end. A part of the file mapped elsewhere (libbacktrace
+ * maps an executable's debug sections to print a backtrace: gfortran's runtime errors, Rust
+ * panics) is not. Without the file's loads or the bias every mapping of it counts. */
+static bool load_mapping(const struct cq_image *img, const struct cq_file_map *m)
+{
+	if (!img->elf || !img->elf->nloads || !img->bias_known)
+		return true;
+	for (size_t k = 0; k < img->elf->nloads; k++) {
+		const struct cq_load *l = &img->elf->loads[k];
+		uint64_t at = img->bias + l->vaddr;
+		if (m->start - m->offset == at - l->offset && m->start < at + l->memsz)
+			return true;
+	}
+	return false;
+}
+
 /* The image's next own mapping at or after index @p i (mappings of other files passed
- * over, another offset-0 one of this file ends them), or nfile_maps. */
+ * over, and of its file those made for none of its loads; another offset-0 one of its file
+ * ends them), or nfile_maps. */
 static size_t cluster_next(const struct cq_core *core, const struct cq_image *img, size_t anchor, size_t i)
 {
 	for (; i < core->nfile_maps; i++) {
 		const struct cq_file_map *m = &core->file_maps[i];
-		if (cq_image_has_path(img, m->path))
-			return i != anchor && m->offset == 0 ? core->nfile_maps : i;
+		if (!cq_image_has_path(img, m->path))
+			continue;
+		if (i != anchor && m->offset == 0)
+			return core->nfile_maps;
+		if (load_mapping(img, m))
+			return i;
 	}
 	return core->nfile_maps;
 }
