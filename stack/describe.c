@@ -36,6 +36,9 @@ struct desc {
 	 * (cq_stack_name_frames): a walk's frames are named together, one scan of a large
 	 * symbol table for all of them. */
 	bool unnamed;
+	/* Its name in a Fortran source (fortran_name), its demangled form once it is named;
+	 * NULL elsewhere. Owned. */
+	char *source_name;
 };
 
 struct cq_frame_infos {
@@ -72,6 +75,7 @@ void cq_frame_infos_free(struct cq_frame_infos *c)
 		for (unsigned i = 0; i < c->slots[k].n; i++)
 			info_free(&c->slots[k].items[i]);
 		free(c->slots[k].items);
+		free(c->slots[k].source_name); /* never named (out of memory) */
 	}
 	free(c->slots);
 	free(c);
@@ -109,11 +113,16 @@ static const char *copy_str(const char *s, bool *ok)
 	return d;
 }
 
-/* The name and its demangled form (NULL when it is not mangled). */
-static void set_name(struct cq_frame_info *f, const char *name, bool *ok)
+/* The name and its demangled form (NULL when it is not mangled). A Fortran procedure's
+ * name in the source (fortran_name: gfortran's symbols are not mangled in a way any
+ * demangler reads) is @p source; it is the demangled form when it differs. */
+static void set_name(struct cq_frame_info *f, const char *name, const char *source, bool *ok)
 {
 	f->function = copy_str(name, ok);
-	char *d = name ? cq_demangle(name, true) : NULL;
+	char *d = name && source ? (strcmp(name, source) ? strdup(source) : NULL)
+				 : name ? cq_demangle(name, true) : NULL;
+	if (name && source && strcmp(name, source) && !d)
+		*ok = false;
 	f->demangled = d; /* owned as returned */
 }
 
@@ -134,6 +143,80 @@ static const char *scope_name(Dwarf_Die *die)
 	return n ? n : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
 }
 
+/* The scopes under @p parent that hold @p pc, innermost first, into @p out (at most @p max):
+ * what dwarf_getscopes gives, but going into modules and namespaces. libdw 0.188 descends
+ * only into DIEs whose ranges hold the pc, and a Fortran module (DW_TAG_module) has none:
+ * for a module procedure dwarf_getscopes finds nothing, no function and no inlined call.
+ * The modules it went through follow the function in @p out. Returns their count. */
+static int scopes_in_modules(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int max, int depth)
+{
+	Dwarf_Die child;
+	if (depth > CQ_STACK_MAX_INLINED || dwarf_child(parent, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child), n;
+		if (tag == DW_TAG_module || tag == DW_TAG_namespace) {
+			if ((n = scopes_in_modules(&child, pc, out, max, depth + 1)) > 0) {
+				if (n < max)
+					out[n++] = child;
+				return n;
+			}
+		} else if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
+			   dwarf_haspc(&child, pc) > 0) {
+			n = scopes_in_modules(&child, pc, out, max, depth + 1); /* the inner ones first */
+			if (n < max)
+				out[n++] = child;
+			return n;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+/* Whether @p cu is Fortran (DW_AT_language: Fortran 77, 90, 95, 2003, 2008, 2018). */
+static bool fortran_cu(Dwarf_Die *cu)
+{
+	switch (dwarf_srclang(cu)) {
+	case DW_LANG_Fortran77: case DW_LANG_Fortran90: case DW_LANG_Fortran95:
+	case 0x22 /* DW_LANG_Fortran03 */: case 0x23 /* DW_LANG_Fortran08 */: case 0x2d /* DW_LANG_Fortran18 */:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A Fortran procedure's name as its source and gdb write it: its DW_AT_name after the
+ * modules it is in ("solver::step" for gfortran's symbol __solver_MOD_step, "foo" for an
+ * external foo_), from @p die, an out-of-line DIE or an inlined call (its abstract origin).
+ * @p outer: what contains the out-of-line DIE, innermost first (@p nouter of them); for an
+ * inlined call the origin's are looked up. NULL when it has no name or no memory. */
+static char *fortran_name(Dwarf_Die *die, Dwarf_Die *outer, int nouter)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die origin, *d = die, *found = NULL;
+	if (dwarf_formref_die(dwarf_attr(die, DW_AT_abstract_origin, &a), &origin)) {
+		d = &origin;
+		nouter = dwarf_getscopes_die(d, &found) - 1; /* the origin, then what contains it */
+		outer = found ? found + 1 : NULL;
+	}
+	const char *name = dwarf_diename(d);
+	size_t len = name ? strlen(name) + 1 : 0;
+	for (int k = 0; name && k < nouter && k < CQ_STACK_MAX_INLINED; k++)
+		if (dwarf_tag(&outer[k]) == DW_TAG_module && dwarf_diename(&outer[k]))
+			len += strlen(dwarf_diename(&outer[k])) + 2;
+	char *q = name ? malloc(len) : NULL;
+	if (q) {
+		*q = 0;
+		for (int k = (nouter < CQ_STACK_MAX_INLINED ? nouter : CQ_STACK_MAX_INLINED) - 1; k >= 0; k--)
+			if (dwarf_tag(&outer[k]) == DW_TAG_module && dwarf_diename(&outer[k])) {
+				strcat(q, dwarf_diename(&outer[k]));
+				strcat(q, "::");
+			}
+		strcat(q, name);
+	}
+	free(found);
+	return q;
+}
+
 static void set_module(struct cq_frame_info *f, const struct cq_symref *ref, bool known, uint64_t pc, bool *ok)
 {
 	const char *base = known && ref->image ? strrchr(ref->image->name, '/') : NULL;
@@ -149,7 +232,7 @@ static void name_frame(const struct cq_stack_ctx *ctx, struct desc *d, const str
 	struct cq_frame_info *f = &d->items[d->n - 1];
 	bool ok = true;
 	if (ref->sym && ref->image && ref->image->bias_known) {
-		set_name(f, ref->sym->name, &ok);
+		set_name(f, ref->sym->name, d->source_name, &ok);
 		f->has_function_offset = true;
 		f->function_offset = d->pc - (ref->image->bias + ref->sym->value);
 	} else {
@@ -159,11 +242,13 @@ static void name_frame(const struct cq_stack_ctx *ctx, struct desc *d, const str
 		GElf_Off off = 0;
 		GElf_Sym sym;
 		const char *name = m ? dwfl_module_addrinfo(m, d->at, &off, &sym, NULL, NULL, NULL) : NULL;
-		set_name(f, name, &ok);
+		set_name(f, name, name ? d->source_name : NULL, &ok);
 		f->has_function_offset = name != NULL;
 		f->function_offset = d->pc - (d->at - off);
 	}
 	/* out of memory: the frame stays without a name ("??") */
+	free(d->source_name);
+	d->source_name = NULL;
 }
 
 /* What is known at @p at into @p d (innermost first: the inlined calls, then the physical
@@ -211,11 +296,24 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 			}
 			break;
 		}
+	if (cu && nscopes <= 0) {
+		/* perhaps in a module (scopes_in_modules) */
+		Dwarf_Die *own = malloc((CQ_STACK_MAX_INLINED + 16) * sizeof(*own));
+		int nown = own ? scopes_in_modules(cu, at - bias, own, CQ_STACK_MAX_INLINED + 16, 0) : 0;
+		free(scopes);
+		scopes = own;
+		nscopes = nown;
+	}
 	Dwarf_Files *files = NULL;
+	bool fortran = cu && fortran_cu(cu);
+	char *source_name = NULL;
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);
-		if (tag == DW_TAG_subprogram)
+		if (tag == DW_TAG_subprogram) {
+			if (fortran) /* the physical frame's (named with its symbol, later) */
+				source_name = fortran_name(&scopes[i], &scopes[i + 1], nscopes - i - 1);
 			break;
+		}
 		/* real code nests a few inlined calls; crafted DWARF could nest thousands, and
 		 * --max-frames counts physical frames only */
 		if (tag != DW_TAG_inlined_subroutine || n >= CQ_STACK_MAX_INLINED)
@@ -223,7 +321,9 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 		struct cq_frame_info *f = &items[n++];
 		*f = (struct cq_frame_info){0};
 		set_module(f, &ref, known, pc, &ok);
-		set_name(f, scope_name(&scopes[i]), &ok);
+		char *fname = fortran ? fortran_name(&scopes[i], NULL, 0) : NULL;
+		set_name(f, scope_name(&scopes[i]), fname, &ok);
+		free(fname);
 		set_source(f, file, line, &ok);
 		/* the caller's line is where this call was inlined */
 		Dwarf_Attribute a;
@@ -245,12 +345,14 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 	if (!d->items) {
 		for (unsigned i = 0; i < n; i++)
 			info_free(&items[i]);
+		free(source_name);
 		return false;
 	}
 	memcpy(d->items, items, n * sizeof(*items));
 	d->n = n;
 	d->pc = pc;
 	d->at = at;
+	d->source_name = source_name;
 	d->unnamed = ref.image && ref.image->bias_known && cq_image_symbol_file(ref.image);
 	if (!d->unnamed)
 		name_frame(ctx, d, &ref); /* no symbols to look in: libdwfl's, now */

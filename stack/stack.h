@@ -62,7 +62,9 @@ struct cq_frame_info {
 	bool has_module_offset;
 	uint64_t module_offset;      /**< pc - the image's bias */
 	const char *function;        /**< the symbol (raw, as in the file) */
-	const char *demangled;       /**< NULL when the name is not mangled */
+	/** The name for people: demangled (C++, Rust), or a Fortran procedure's source name
+	 * from DWARF ("solver::step" for __solver_MOD_step); NULL when it is the symbol's */
+	const char *demangled;
 	bool has_function_offset;
 	uint64_t function_offset;    /**< pc - the symbol's address (physical frames only) */
 	const char *file;            /**< source file, NULL when no line is known */
