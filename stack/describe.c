@@ -144,29 +144,33 @@ static const char *scope_name(Dwarf_Die *die)
 }
 
 /* The scopes under @p parent that hold @p pc, innermost first, into @p out (at most @p max):
- * what dwarf_getscopes gives, but going into modules and namespaces. libdw 0.188 descends
- * only into DIEs whose ranges hold the pc, and a Fortran module (DW_TAG_module) has none:
- * for a module procedure dwarf_getscopes finds nothing, no function and no inlined call.
- * The modules it went through follow the function in @p out. Returns their count. */
-static int scopes_in_modules(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int max, int depth)
+ * what dwarf_getscopes gives, but also where a function's DIE is nested in a DIE whose
+ * ranges do not hold the pc. libdw 0.188 descends only into DIEs whose ranges hold it, and
+ * finds nothing for a Fortran module procedure (DW_TAG_module has no ranges), a procedure
+ * contained in another, or the function GCC outlines an OpenMP region into (its DIE is
+ * inside the function the region is in: main._omp_fn.0 in main): no inlined call there.
+ * Modules and namespaces gone through follow the function in @p out (a name's qualifiers);
+ * functions gone through that do not hold the pc do not. Returns their count. */
+static int scopes_nested(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int max, int depth)
 {
 	Dwarf_Die child;
 	if (depth > CQ_STACK_MAX_INLINED || dwarf_child(parent, &child) != 0)
 		return 0;
 	do {
 		int tag = dwarf_tag(&child), n;
-		if (tag == DW_TAG_module || tag == DW_TAG_namespace) {
-			if ((n = scopes_in_modules(&child, pc, out, max, depth + 1)) > 0) {
-				if (n < max)
-					out[n++] = child;
-				return n;
-			}
-		} else if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
-			   dwarf_haspc(&child, pc) > 0) {
-			n = scopes_in_modules(&child, pc, out, max, depth + 1); /* the inner ones first */
+		bool scope = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block;
+		if (scope && dwarf_haspc(&child, pc) > 0) {
+			n = scopes_nested(&child, pc, out, max, depth + 1); /* the inner ones first */
 			if (n < max)
 				out[n++] = child;
 			return n;
+		}
+		if ((scope && tag != DW_TAG_inlined_subroutine) || tag == DW_TAG_module || tag == DW_TAG_namespace) {
+			if ((n = scopes_nested(&child, pc, out, max, depth + 1)) > 0) {
+				if (!scope && n < max)
+					out[n++] = child;
+				return n;
+			}
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
@@ -297,9 +301,9 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 			break;
 		}
 	if (cu && nscopes <= 0) {
-		/* perhaps in a module (scopes_in_modules) */
+		/* perhaps nested in a DIE without the pc (scopes_nested) */
 		Dwarf_Die *own = malloc((CQ_STACK_MAX_INLINED + 16) * sizeof(*own));
-		int nown = own ? scopes_in_modules(cu, at - bias, own, CQ_STACK_MAX_INLINED + 16, 0) : 0;
+		int nown = own ? scopes_nested(cu, at - bias, own, CQ_STACK_MAX_INLINED + 16, 0) : 0;
 		free(scopes);
 		scopes = own;
 		nscopes = nown;
