@@ -277,11 +277,17 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 	bool lines = ctx->system_lines ||
 		     !(known && ref.image && cq_stack_system_module(base ? base + 1 : ref.image->name));
 	Dwfl_Module *mod = lines ? dwfl_addrmodule(ctx->dwfl, at) : NULL;
-	Dwfl_Line *l = mod ? dwfl_module_getsrc(mod, at) : NULL;
-	if (l)
-		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, at, &bias) : NULL;
+	/* libdwfl 0.188 answers an address in a gap between a CU's ranges (a crt1.o _start
+	 * between main in .text.startup and the CU's .text) with that CU and the last line
+	 * before the gap: not the CU's when its ranges say so (gdb has no line there either) */
+	if (cu && (dwarf_hasattr(cu, DW_AT_ranges) || dwarf_hasattr(cu, DW_AT_low_pc)) &&
+	    dwarf_haspc(cu, at - bias) == 0)
+		cu = NULL;
+	Dwfl_Line *l = cu ? dwfl_module_getsrc(mod, at) : NULL;
+	if (l)
+		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 	Dwarf_Die *scopes = NULL;
 	int nscopes = cu ? dwarf_getscopes(cu, at - bias, &scopes) : 0;
 	/* dwarf_getscopes goes on from the innermost inlined call to the scopes of its
