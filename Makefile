@@ -21,6 +21,7 @@ MQD_SRC = $(wildcard mqd/*.c)
 EVENTS_SRC = $(wildcard events/*.c)
 STACK_SRC = $(wildcard stack/*.c)
 JOB_SRC = $(wildcard job/*.c)
+ELF_SRC = $(wildcard elf/*.c)
 # omp-tools.h comes from Debian's libomp-14-dev; only that header is copied (the directory
 # it lives in is clang's resource directory, which must not shadow the C library's).
 OMP_TOOLS_H ?= $(firstword $(wildcard /usr/lib/llvm-14/lib/clang/*/include/omp-tools.h /usr/lib/llvm-*/lib/clang/*/include/omp-tools.h))
@@ -31,10 +32,11 @@ MQD_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(MQD_SRC))
 EVENTS_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(EVENTS_SRC))
 STACK_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(STACK_SRC))
 JOB_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(JOB_SRC))
+ELF_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ELF_SRC))
 TOOL_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
 UNIT_SRC = $(wildcard tests/unit/*.c)
 UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
-HEADERS = $(wildcard targets/*.h corelib/*.h stack/*.h job/*.h ompd/*.h mqd/*.h events/*.h recorder/*.h tools/coreq/*.h)
+HEADERS = $(wildcard targets/*.h elf/*.h corelib/*.h stack/*.h job/*.h ompd/*.h mqd/*.h events/*.h recorder/*.h tools/coreq/*.h)
 
 .PHONY: all clean test unit host32 asan deps demo check
 
@@ -110,16 +112,19 @@ $(BUILD)/libcoreq-stack.a: $(STACK_OBJ)
 $(BUILD)/libcoreq-job.a: $(JOB_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a $(LIBS)
+$(BUILD)/libcoreq-elf.a: $(ELF_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a $(BUILD)/libcoreq-elf.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a $(BUILD)/libcoreq-elf.a $(LIBS)
 
 $(BUILD)/mkcore: tests/tools/mkcore.c $(BUILD)/libcoreq.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libcoreq.a $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a tests/unit/check.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a $(BUILD)/libcoreq-elf.a tests/unit/check.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a $(LIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a $(BUILD)/libcoreq-elf.a $(LIBS)
 
 # the kinds table is checked against omp-tools.h's enums
 $(BUILD)/tests/test_rec_kinds: $(BUILD)/include/omp-tools.h

@@ -20,7 +20,7 @@ FUZZ_OPT = -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
 # The library sources are compiled by the Makefile's own rules into $(FUZZ_DIR), with
 # coverage instrumentation for libFuzzer (fuzzer-no-link) on top of the sanitizers.
 FUZZ_LIB_OPT = $(FUZZ_OPT) -fsanitize=fuzzer-no-link
-FUZZ_LIBA = $(FUZZ_DIR)/libcoreq-ompd.a $(FUZZ_DIR)/libcoreq-mqd.a $(FUZZ_DIR)/libcoreq-stack.a $(FUZZ_DIR)/libcoreq-job.a $(FUZZ_DIR)/libcoreq.a
+FUZZ_LIBA = $(FUZZ_DIR)/libcoreq-ompd.a $(FUZZ_DIR)/libcoreq-mqd.a $(FUZZ_DIR)/libcoreq-stack.a $(FUZZ_DIR)/libcoreq-job.a $(FUZZ_DIR)/libcoreq.a $(FUZZ_DIR)/libcoreq-elf.a
 FUZZ_DATA = $(abspath $(FUZZ_DIR))/data
 FUZZ_CFLAGS = -std=gnu11 $(FUZZ_OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. \
 	-I$(FUZZ_DIR)/include -DFUZZ_DATA_DIR='"$(FUZZ_DATA)"'
@@ -34,7 +34,7 @@ fuzz-build: $(FUZZ_BINS) $(FUZZ_DIR)/mkseeds $(FUZZ_DATA)/.ready
 
 # The library archives and mkcore, through the Makefile's rules with BUILD=$(FUZZ_DIR); the
 # stamp stands for them (make cannot see into the recursive build).
-$(FUZZ_DIR)/.libs: $(wildcard targets/*.[ch] corelib/*.[ch] ompd/*.[ch] mqd/*.[ch] stack/*.[ch] job/*.[ch]) tests/tools/mkcore.c
+$(FUZZ_DIR)/.libs: $(wildcard targets/*.[ch] corelib/*.[ch] ompd/*.[ch] mqd/*.[ch] stack/*.[ch] job/*.[ch] elf/*.[ch]) tests/tools/mkcore.c
 	$(MAKE) BUILD=$(FUZZ_DIR) CC=$(FUZZ_CC) OPT="$(FUZZ_LIB_OPT)" $(FUZZ_LIBA) $(FUZZ_DIR)/mkcore
 	touch $@
 

@@ -277,19 +277,19 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 	bool lines = ctx->system_lines ||
 		     !(known && ref.image && cq_stack_system_module(base ? base + 1 : ref.image->name));
 	Dwfl_Module *mod = lines ? dwfl_addrmodule(ctx->dwfl, at) : NULL;
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, at, &bias) : NULL;
-	/* libdwfl 0.188 answers an address in a gap between a CU's ranges (a crt1.o _start
-	 * between main in .text.startup and the CU's .text) with that CU and the last line
-	 * before the gap: not the CU's when its ranges say so (gdb has no line there either) */
-	if (cu && (dwarf_hasattr(cu, DW_AT_ranges) || dwarf_hasattr(cu, DW_AT_low_pc)) &&
-	    dwarf_haspc(cu, at - bias) == 0)
-		cu = NULL;
-	Dwfl_Line *l = cu ? dwfl_module_getsrc(mod, at) : NULL;
-	if (l)
-		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	Dwarf_Addr bias = 0;
+	Dwarf_Die cu_mem, split_mem;
+	Dwarf_Die *cu = mod ? cq_stack_unit_at(ctx->units, mod, at, &bias, &cu_mem) : NULL;
+	/* lines from the unit's line table (a split unit's skeleton has it), scopes from the
+	 * unit that has the functions (the split unit) */
+	Dwarf_Line *l = cu ? dwarf_getsrc_die(cu, at - bias) : NULL;
+	if (l) {
+		file = dwarf_linesrc(l, NULL, NULL);
+		dwarf_lineno(l, &line);
+	}
+	Dwarf_Die *su = cu ? cq_stack_scope_unit(cu, &split_mem) : NULL;
 	Dwarf_Die *scopes = NULL;
-	int nscopes = cu ? dwarf_getscopes(cu, at - bias, &scopes) : 0;
+	int nscopes = su ? dwarf_getscopes(su, at - bias, &scopes) : 0;
 	/* dwarf_getscopes goes on from the innermost inlined call to the scopes of its
 	 * abstract definition (its class, namespace), not to the calls it was inlined into:
 	 * those are the scopes of that concrete call's DIE, out to the physical function */
@@ -306,16 +306,16 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 			}
 			break;
 		}
-	if (cu && nscopes <= 0) {
+	if (su && nscopes <= 0) {
 		/* perhaps nested in a DIE without the pc (scopes_nested) */
 		Dwarf_Die *own = malloc((CQ_STACK_MAX_INLINED + 16) * sizeof(*own));
-		int nown = own ? scopes_nested(cu, at - bias, own, CQ_STACK_MAX_INLINED + 16, 0) : 0;
+		int nown = own ? scopes_nested(su, at - bias, own, CQ_STACK_MAX_INLINED + 16, 0) : 0;
 		free(scopes);
 		scopes = own;
 		nscopes = nown;
 	}
 	Dwarf_Files *files = NULL;
-	bool fortran = cu && fortran_cu(cu);
+	bool fortran = su && fortran_cu(su);
 	char *source_name = NULL;
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);
@@ -341,7 +341,7 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 		size_t nfiles;
 		file = NULL;
 		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf) == 0 &&
-		    (files || dwarf_getsrcfiles(cu, &files, &nfiles) == 0))
+		    (files || dwarf_getsrcfiles(su, &files, &nfiles) == 0))
 			file = dwarf_filesrc(files, cf, NULL, NULL);
 		line = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) == 0 ? (int)cl : 0;
 	}

@@ -70,6 +70,7 @@ struct cq_stack_stop {
 typedef bool (*cq_stack_read_fn)(void *ctx, uint64_t addr, uint64_t *val);
 
 struct cq_stack_mips_cfi;
+struct cq_stack_units;
 
 struct cq_stack_ctx {
 	struct cq_core *core;
@@ -79,6 +80,7 @@ struct cq_stack_ctx {
 	bool system_lines;   /* DWARF lines in system modules too (stack.h) */
 	struct cq_frame_infos *cache; /* descriptions by pc and lookup address (describe.c) */
 	struct cq_stack_mips_cfi *mips; /* MIPS and hppa: the modules' CFI (mips.c), else NULL */
+	struct cq_stack_units *units;   /* the modules' address -> unit maps (unit.c), or NULL */
 };
 
 /* MIPS, hppa and alpha CFI (mips.c): libdw runs no MIPS or PA-RISC CFI itself (no
@@ -166,6 +168,23 @@ bool cq_stack_m68k_prologue_step(const struct cq_stack_ctx *ctx, const struct cq
 /* ARM EHABI (exidx.c): one step through the .ARM.exidx / .ARM.extab of @p pc's module. */
 bool cq_stack_exidx_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 			 struct cq_stack_step *out, struct cq_stack_stop *stop);
+
+/* The address -> compilation unit maps of a walk's modules (unit.c), made where a module's
+ * .debug_aranges does not hold an address (elf/cu_map.h); freed before the Dwfl they point
+ * into. create returns NULL when out of memory. */
+struct cq_stack_units *cq_stack_units_create(void);
+void cq_stack_units_destroy(struct cq_stack_units *u);
+
+/* The unit of @p mod that holds module address @p at, into *@p mem (returned), with the
+ * module's bias in *@p bias; NULL when none does. Through the aranges, else the unit map
+ * of @p u (none when @p u is NULL). A unit whose own ranges leave @p at out is not it. */
+Dwarf_Die *cq_stack_unit_at(struct cq_stack_units *u, Dwfl_Module *mod, Dwarf_Addr at, Dwarf_Addr *bias,
+			    Dwarf_Die *mem);
+
+/* The unit that holds @p cu's scopes: a skeleton's split unit (split DWARF: the skeleton
+ * has the line table, the .dwo the functions and inlined calls) into *@p mem, else @p cu
+ * itself (also when the split unit is not found). */
+Dwarf_Die *cq_stack_scope_unit(Dwarf_Die *cu, Dwarf_Die *mem);
 
 /* The descriptions of a walk's frames (describe.c): made once per walk, freed with the
  * stacks that point into it; create returns NULL when out of memory. */

@@ -62,6 +62,7 @@ struct unwinder {
 	struct { Dwfl_Module *mod; struct cq_cfi_guard *guard; } guards[64];
 	unsigned nguards;
 	struct cq_stack_mips_cfi *mips; /* MIPS: the modules' CFI, run by coreq (mips.c) */
+	struct cq_stack_units *units;   /* address -> unit maps (unit.c); NULL: aranges only */
 	/* the addresses found harmless (+ 1, by hash): threads parked in the same call look the
 	 * same return addresses up */
 	uint64_t cfi_ok[128];
@@ -726,7 +727,7 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 	struct walk w = {.u = u, .ts = ts, .max = max,
 			 .seg_how = CQ_FOUND_INITIAL, .seg_pc = th->pc, .seg_exact = true, .last_frame = -1,
 			 .to_user_frame = to_user_frame && !crashing};
-	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines, u->described, u->mips};
+	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines, u->described, u->mips, u->units};
 	thread_regs(u->core, th, &u->start);
 	u->start_pc = th->pc;
 	for (;;) {
@@ -993,6 +994,7 @@ struct cq_error *cq_stack_walk_frames(struct cq_core *core, const struct cq_stac
 	}
 	if (cq_stack_own_cfi(core->target))
 		u.mips = cq_stack_mips_cfi_create(); /* NULL (out of memory): no CFI steps */
+	u.units = cq_stack_units_create(); /* NULL (out of memory): lines through aranges only */
 	for (size_t k = 0; k < u.norder; k++) {
 		struct cq_thread *th = &core->threads[u.order[k]];
 		if (tid && th->tid != tid)
@@ -1007,6 +1009,7 @@ struct cq_error *cq_stack_walk_frames(struct cq_core *core, const struct cq_stac
 	struct cq_stack_ctx names = {.core = core, .dwfl = u.dwfl, .cache = u.described};
 	(void)cq_stack_name_frames(&names);
 	cq_stack_mips_cfi_destroy(u.mips);
+	cq_stack_units_destroy(u.units);
 	dwfl_end(u.dwfl);
 	for (unsigned g = 0; g < u.nguards; g++)
 		cq_stack_cfi_guard_free(u.guards[g].guard);
