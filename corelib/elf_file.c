@@ -118,6 +118,17 @@ static struct cq_error *read_headers(struct cq_elf *e)
 				Elf_Data *d = elf_getdata(scn, NULL);
 				if (d && d->d_type == ELF_T_NHDR)
 					read_notes(e, d);
+			} else if (strcmp(name, ".gnu_debugaltlink") == 0 && sh.sh_type != SHT_NOBITS) {
+				/* the alt file's path, its NUL, then its build-id */
+				Elf_Data *d = elf_getdata(scn, NULL);
+				const char *nul = d && d->d_size > 1 ? memchr(d->d_buf, 0, d->d_size) : NULL;
+				size_t idlen = nul ? d->d_size - (size_t)(nul + 1 - (const char *)d->d_buf) : 0;
+				if (nul && nul != d->d_buf && idlen > 1 && idlen <= sizeof(e->altlink_build_id) && !e->altlink) {
+					if (!(e->altlink = strdup(d->d_buf)))
+						return &cq_error_nomem;
+					memcpy(e->altlink_build_id, nul + 1, idlen);
+					e->altlink_build_id_len = idlen;
+				}
 			} else if (strcmp(name, ".gnu_debuglink") == 0 && sh.sh_type != SHT_NOBITS) {
 				Elf_Data *d = elf_getdata(scn, NULL);
 				if (d && d->d_size > 0 && memchr(d->d_buf, 0, d->d_size)) {
@@ -216,6 +227,7 @@ void cq_elf_close(struct cq_elf *e)
 	cq_elf_close(e->opd_file);
 	free(e->loads);
 	free(e->debuglink);
+	free(e->altlink);
 	if (e->elf)
 		elf_end(e->elf);
 	cq_file_close(e->file);

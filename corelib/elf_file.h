@@ -55,6 +55,11 @@ struct cq_elf {
 	uint8_t build_id[64];
 	size_t build_id_len;
 	char *debuglink;         /**< .gnu_debuglink file name, or NULL */
+	/** .gnu_debugaltlink (dwz): the alt file's path as written (absolute, or relative to
+	 * this file's directory) and its build-id; NULL / 0 when there is none */
+	char *altlink;
+	uint8_t altlink_build_id[64];
+	size_t altlink_build_id_len;
 
 	bool syms_loaded;
 	bool has_symtab;         /**< .symtab present (not stripped) */

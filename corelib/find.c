@@ -228,3 +228,85 @@ out:
 	free(sysdbg);
 	return cand;
 }
+
+/* One alt-file candidate into *@p ret (build-id checked, kept open); true when it is the one. */
+static bool alt_candidate(char *cand, const struct cq_elf *e, char **tried, char **mismatch, char **ret_path,
+			  struct cq_elf **ret)
+{
+	if (!cand)
+		return false;
+	if (try_candidate(cand, e->altlink_build_id, e->altlink_build_id_len, mismatch, ret) > 0) {
+		*ret_path = cand;
+		return true;
+	}
+	note_tried(tried, cand);
+	free(cand);
+	return false;
+}
+
+char *cq__find_alt_file(const struct cq_core *core, const char *dwarf_path, const struct cq_elf *e,
+			struct cq_elf **elf, char **why)
+{
+	char *tried = NULL, *mismatch = NULL, *path = NULL, *cand;
+	const char *link = e->altlink, *sysroot = core->opts.sysroot, *ddir = core->opts.debug_dir;
+	*elf = NULL;
+	*why = NULL;
+	/* where it says: absolute under the sysroot (Debian's dh_dwz writes
+	 * /usr/lib/debug/.dwz/TRIPLET/PKG.debug), relative to the debug file (Fedora's
+	 * ../../.dwz/NAME) */
+	if (link[0] == '/')
+		cand = under_root(sysroot ? sysroot : "", link);
+	else {
+		const char *slash = strrchr(dwarf_path, '/');
+		if (asprintf(&cand, "%.*s%s", slash ? (int)(slash + 1 - dwarf_path) : 0, dwarf_path, link) < 0)
+			cand = NULL;
+	}
+	if (alt_candidate(cand, e, &tried, &mismatch, &path, elf))
+		goto found;
+	/* under --debug-dir as under /usr/lib/debug, and by build-id there and in the sysroot */
+	const char *dwz = strstr(link, ".dwz/");
+	if (ddir && dwz && asprintf(&cand, "%s/%s", ddir, dwz) >= 0 &&
+	    alt_candidate(cand, e, &tried, &mismatch, &path, elf))
+		goto found;
+	char *hex = cq_hex_string(e->altlink_build_id, e->altlink_build_id_len);
+	const char *roots[2] = {ddir, NULL};
+	char *sysdbg = NULL;
+	if (asprintf(&sysdbg, "%s/usr/lib/debug", sysroot ? sysroot : "") >= 0)
+		roots[1] = sysdbg;
+	for (int r = 0; hex && r < 2; r++)
+		if (roots[r] && asprintf(&cand, "%s/.build-id/%.2s/%s.debug", roots[r], hex, hex + 2) >= 0 &&
+		    alt_candidate(cand, e, &tried, &mismatch, &path, elf)) {
+			free(hex);
+			free(sysdbg);
+			goto found;
+		}
+	free(sysdbg);
+	/* a debuginfod server has alt files by their build-id, as debug files */
+	struct cq_debuginfod_file f;
+	char *fetch_why = NULL;
+	enum cq_debuginfod_result got = cq__debuginfod_fetch(CQ_DEBUGINFOD_DEBUGINFO, e->altlink_build_id,
+							     e->altlink_build_id_len, "dwz alt file", &f, &fetch_why);
+	if (got == CQ_DEBUGINFOD_FETCHED) {
+		free(hex);
+		*elf = f.elf;
+		path = f.path;
+		f.elf = NULL;
+		f.path = NULL;
+		cq__debuginfod_file_deinit(&f);
+		goto found;
+	}
+	if (mismatch)
+		*why = mismatch;
+	else if (asprintf(why, "dwz alt file %s (build-id %s) not found (tried: %s)%s%s; use --debug-dir%s",
+			  link, hex ? hex : "?", tried ? tried : "nothing", fetch_why ? "; " : "",
+			  fetch_why ? fetch_why : "", cq__debuginfod_enabled() ? "" : " or DEBUGINFOD_URLS") < 0)
+		*why = NULL;
+	free(hex);
+	free(fetch_why);
+	free(tried);
+	return NULL;
+found:
+	free(tried);
+	free(mismatch);
+	return path;
+}

@@ -50,6 +50,8 @@ void cq__core_free_images(struct cq_core *core)
 		free(img->found_path);
 		free(img->problem);
 		free(img->debug_path);
+		free(img->alt_path);
+		cq_elf_close(img->alt);
 		free(img->file_origin);
 		free(img->debug_origin);
 		cq_elf_close(img->elf);
@@ -554,6 +556,22 @@ static void fetch_debug_file(struct cq_core *core, struct cq_image *img)
 	free(what);
 }
 
+/* The dwz alt file of the image's DWARF (cq__find_alt_file); one not found is a problem:
+ * every name dwz moved into it (types, inlined functions shared by several files) is
+ * missing. */
+static void find_alt_file(struct cq_core *core, struct cq_image *img)
+{
+	struct cq_elf *dw = img->debug ? img->debug : img->elf && img->elf->has_dwarf ? img->elf : NULL;
+	const char *dw_path = img->debug ? img->debug_path : img->found_path;
+	if (!dw || !dw->altlink || !dw_path || img->alt_path)
+		return;
+	char *why = NULL;
+	img->alt_path = cq__find_alt_file(core, dw_path, dw, &img->alt, &why);
+	if (!img->alt_path && why)
+		cq_core_problem(core, img->name, "%s: names that live there are missing", why);
+	free(why);
+}
+
 /* Executable: its name, file and load bias from auxv. */
 static void find_executable(struct cq_core *core)
 {
@@ -980,6 +998,7 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 				}
 			}
 		}
+		find_alt_file(core, img);
 		if (img->problem)
 			cq_core_problem(core, img->name, "%s", img->problem);
 	}

@@ -48,6 +48,10 @@ struct cq_image {
 	 * "debuginfod URL" (the server that sent it) or "debuginfod cache"; else NULL. */
 	char *file_origin, *debug_origin;
 	struct cq_elf *debug;  /**< opened separate debug file, or NULL */
+	/** The dwz alt file its DWARF names (.gnu_debugaltlink), found and checked, or NULL
+	 * (none named, or not found: then a problem of the image says so) */
+	char *alt_path;
+	struct cq_elf *alt;
 	/** A bundled image's unwind ELF (bundle.h, CQ_NT_BUNDLE_UNWIND): a small ELF of the
 	 * core's machine with the image's PT_LOADs and only its unwind sections (with
 	 * --with-lines also line DWARF) at their link-time addresses. For unwinders only: it

@@ -39,6 +39,13 @@ char *cq__find_file(const struct cq_core *core, const char *target_path,
 char *cq__find_debug_file(const struct cq_core *core, const char *found_path,
 			  const struct cq_elf *e);
 
+/** Find the dwz alt file @p e names (.gnu_debugaltlink), @p e being the file at
+ * @p dwarf_path that holds an image's DWARF: where its link says (under the sysroot, or
+ * relative to @p dwarf_path), under --debug-dir, by build-id under --debug-dir and the
+ * sysroot's /usr/lib/debug, from debuginfod. Its build-id is checked; the file is returned
+ * open in *@p elf (caller closes). NULL and *@p why (a one-line reason) when not found. */
+char *cq__find_alt_file(const struct cq_core *core, const char *dwarf_path, const struct cq_elf *e,
+			struct cq_elf **elf, char **why);
 
 /** Upper bounds for structures walked in target memory (hostile cores). */
 #define CQ_MAX_LINK_MAPS 4096

@@ -136,11 +136,24 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	 * libdwfl's standard search, which would read the host's /usr/lib/debug and load
 	 * libdebuginfod on the first miss */
 	const struct cq_image *img = *userdata;
-	if (!img || !img->debug_path || !strcmp(modname, "[vdso]"))
+	if (!img || !strcmp(modname, "[vdso]"))
 		return -1;
-	int fd = open(img->debug_path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		*debuginfo_file_name = strdup(img->debug_path);
+	/* libdwfl asks again for the dwz alt file of the DWARF it loaded, naming the path of its
+	 * .gnu_debugaltlink (and no CRC): the module's own debug file there made every name in
+	 * the alt file unreadable */
+	const struct cq_elf *dw = img->debug ? img->debug : img->elf;
+	bool alt = debuglink_file && !debuglink_crc && dw && dw->altlink && !strcmp(debuglink_file, dw->altlink);
+	const char *path = alt ? img->alt_path : img->debug_path;
+	const struct cq_elf *e = alt ? img->alt : img->debug;
+	if (!path)
+		return -1;
+	/* the descriptor corelib checked (build-id), not the path opened again */
+	int fd = e && e->file && e->file->fd >= 0 ? fcntl(e->file->fd, F_DUPFD_CLOEXEC, 0)
+					       : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && !(*debuginfo_file_name = strdup(path))) {
+		close(fd);
+		fd = -1;
+	}
 	return fd;
 }
 
