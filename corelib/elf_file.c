@@ -104,6 +104,10 @@ static struct cq_error *read_headers(struct cq_elf *e)
 			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
 			if ((sh.sh_flags & SHF_COMPRESSED) || !name || !strncmp(name, ".zdebug", 7))
 				e->compressed_sections = true;
+			GElf_Chdr ch;
+			if ((sh.sh_flags & SHF_COMPRESSED) && sh.sh_type != SHT_NOBITS && gelf_getchdr(scn, &ch) &&
+			    ch.ch_type == 2 /* ELFCOMPRESS_ZSTD */)
+				e->zstd_sections = true;
 			if (name && !strncmp(name, ".debug_", 7) && sh.sh_type != SHT_NOBITS)
 				e->has_dwarf = true;
 			if (!name)

@@ -67,6 +67,8 @@ struct cq_elf {
 	 * inflates it, writing to the ELF's in-memory headers. */
 	bool compressed_sections;
 	bool has_dwarf;          /**< a .debug_* section with contents */
+	/** A section compressed with zstd, which libelf 0.188 cannot expand (elf/zsections.h) */
+	bool zstd_sections;
 	void *gnu_hash;          /**< .gnu.hash section (Elf_Scn *), or NULL */
 	struct cq_symbol *syms;  /**< defined symbols, in file order */
 	size_t nsyms;

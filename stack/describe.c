@@ -279,7 +279,7 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 	Dwfl_Module *mod = lines ? dwfl_addrmodule(ctx->dwfl, at) : NULL;
 	Dwarf_Addr bias = 0;
 	Dwarf_Die cu_mem, split_mem;
-	Dwarf_Die *cu = mod ? cq_stack_unit_at(ctx->units, mod, at, &bias, &cu_mem) : NULL;
+	Dwarf_Die *cu = mod ? cq_stack_unit_at(ctx->units, ctx->core, known ? ref.image : NULL, mod, at, &bias, &cu_mem) : NULL;
 	/* lines from the unit's line table (a split unit's skeleton has it), scopes from the
 	 * unit that has the functions (the split unit) */
 	Dwarf_Line *l = cu ? dwarf_getsrc_die(cu, at - bias) : NULL;

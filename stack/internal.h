@@ -172,14 +172,19 @@ bool cq_stack_exidx_step(const struct cq_stack_ctx *ctx, const struct cq_stack_r
 /* The address -> compilation unit maps of a walk's modules (unit.c), made where a module's
  * .debug_aranges does not hold an address (elf/cu_map.h); freed before the Dwfl they point
  * into. create returns NULL when out of memory. */
-struct cq_stack_units *cq_stack_units_create(void);
+struct cq_stack_units *cq_stack_units_create(json_t *problems);
 void cq_stack_units_destroy(struct cq_stack_units *u);
 
-/* The unit of @p mod that holds module address @p at, into *@p mem (returned), with the
- * module's bias in *@p bias; NULL when none does. Through the aranges, else the unit map
- * of @p u (none when @p u is NULL). A unit whose own ranges leave @p at out is not it. */
-Dwarf_Die *cq_stack_unit_at(struct cq_stack_units *u, Dwfl_Module *mod, Dwarf_Addr at, Dwarf_Addr *bias,
-			    Dwarf_Die *mem);
+/* The unit of @p mod (image @p img, or NULL) that holds module address @p at, into *@p mem
+ * (returned), with the module's bias in *@p bias; NULL when none does. Through the
+ * aranges, else the unit map of @p u (none when @p u is NULL). A unit whose own ranges
+ * leave @p at out is not it. Where the image's debug sections are compressed with zstd
+ * (libelf 0.188 cannot expand them: libdwfl's module has no DWARF), from coreq's own
+ * Dwarf of them, expanded (elf/zsections.h); one that cannot be read is a problem in
+ * @p u's list. */
+struct cq_image;
+Dwarf_Die *cq_stack_unit_at(struct cq_stack_units *u, const struct cq_core *core, const struct cq_image *img,
+			    Dwfl_Module *mod, Dwarf_Addr at, Dwarf_Addr *bias, Dwarf_Die *mem);
 
 /* The unit that holds @p cu's scopes: a skeleton's split unit (split DWARF: the skeleton
  * has the line table, the .dwo the functions and inlined calls) into *@p mem, else @p cu

@@ -2,72 +2,193 @@
 /* Which compilation unit holds a frame's address, and which unit holds its scopes
  * (internal.h: cq_stack_unit_at, cq_stack_scope_unit). */
 #include <dwarf.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "corelib/file.h"
+#include "corelib/image.h"
+#include "corelib/text.h"
 #include "elf/cu_map.h"
+#include "elf/zsections.h"
 #include "internal.h"
 
-/* The address -> unit maps made so far, by Dwarf (open addressing, a power of two of
- * slots, at most half used). */
-struct cq_stack_units {
-	struct { Dwarf *dw; struct cq_cu_map *map; } *slots;
+/* A table by pointer (open addressing, a power of two of slots, at most half used). */
+struct ptr_table {
+	struct { const void *key; void *val; } *slots;
 	size_t mask, used;
 };
 
-struct cq_stack_units *cq_stack_units_create(void)
+/* The DWARF coreq opens itself for a file whose debug sections libelf cannot expand
+ * (zstd): its handle (private, writable headers), the expanded bytes, the Dwarf; the
+ * same for the dwz alt file it names. dw NULL: it could not be read (said once). */
+struct own_dwarf {
+	Elf *elf, *alt_elf;
+	struct cq_zsections *z, *alt_z;
+	Dwarf *dw, *alt;
+};
+
+struct cq_stack_units {
+	struct ptr_table maps; /* Dwarf -> struct cq_cu_map */
+	struct ptr_table own;  /* struct cq_elf (the file with the DWARF) -> struct own_dwarf */
+	json_t *problems;
+};
+
+static bool table_init(struct ptr_table *t)
+{
+	t->mask = 15;
+	t->used = 0;
+	return (t->slots = calloc(16, sizeof(*t->slots))) != NULL;
+}
+
+static size_t slot_of(const struct ptr_table *t, const void *key)
+{
+	size_t k = (size_t)(((uintptr_t)key >> 4) * 0x9e3779b97f4a7c15u >> 32) & t->mask;
+	while (t->slots[k].key && t->slots[k].key != key)
+		k = (k + 1) & t->mask;
+	return k;
+}
+
+static void **table_find(struct ptr_table *t, const void *key)
+{
+	size_t k = slot_of(t, key);
+	return t->slots[k].key ? &t->slots[k].val : NULL;
+}
+
+/* Adds @p key (not in @p t) with @p val; false when out of memory. */
+static bool table_add(struct ptr_table *t, const void *key, void *val)
+{
+	if (2 * (t->used + 1) > t->mask + 1) {
+		struct ptr_table big = {calloc(2 * (t->mask + 1), sizeof(*t->slots)), 2 * t->mask + 1, t->used};
+		if (!big.slots)
+			return false;
+		for (size_t j = 0; j <= t->mask; j++)
+			if (t->slots[j].key)
+				big.slots[slot_of(&big, t->slots[j].key)] = t->slots[j];
+		free(t->slots);
+		*t = big;
+	}
+	size_t k = slot_of(t, key);
+	t->slots[k].key = key;
+	t->slots[k].val = val;
+	t->used++;
+	return true;
+}
+
+struct cq_stack_units *cq_stack_units_create(json_t *problems)
 {
 	struct cq_stack_units *u = calloc(1, sizeof(*u));
-	if (u && !(u->slots = calloc(16, sizeof(*u->slots)))) {
+	if (u && (!table_init(&u->maps) || !table_init(&u->own))) {
+		free(u->maps.slots);
 		free(u);
 		return NULL;
 	}
 	if (u)
-		u->mask = 15;
+		u->problems = problems;
 	return u;
+}
+
+static void own_free(struct own_dwarf *o)
+{
+	if (!o)
+		return;
+	dwarf_end(o->dw);
+	dwarf_end(o->alt);
+	elf_end(o->elf);
+	elf_end(o->alt_elf);
+	cq_zsections_free(o->z);
+	cq_zsections_free(o->alt_z);
+	free(o);
 }
 
 void cq_stack_units_destroy(struct cq_stack_units *u)
 {
 	if (!u)
 		return;
-	for (size_t k = 0; k <= u->mask; k++)
-		cq_cu_map_destroy(u->slots[k].map);
-	free(u->slots);
+	for (size_t k = 0; k <= u->maps.mask; k++)
+		cq_cu_map_destroy(u->maps.slots[k].val);
+	for (size_t k = 0; k <= u->own.mask; k++)
+		own_free(u->own.slots[k].val);
+	free(u->maps.slots);
+	free(u->own.slots);
 	free(u);
-}
-
-static size_t slot_of(const struct cq_stack_units *u, const Dwarf *dw)
-{
-	size_t k = (size_t)(((uintptr_t)dw >> 4) * 0x9e3779b97f4a7c15u >> 32) & u->mask;
-	while (u->slots[k].dw && u->slots[k].dw != dw)
-		k = (k + 1) & u->mask;
-	return k;
 }
 
 /* @p dw's map, made on first use; NULL when out of memory. */
 static const struct cq_cu_map *map_of(struct cq_stack_units *u, Dwarf *dw)
 {
-	size_t k = slot_of(u, dw);
-	if (u->slots[k].dw)
-		return u->slots[k].map;
-	if (2 * (u->used + 1) > u->mask + 1) {
-		struct cq_stack_units big = {calloc(2 * (u->mask + 1), sizeof(*u->slots)), 2 * u->mask + 1, u->used};
-		if (!big.slots)
-			return NULL;
-		for (size_t j = 0; j <= u->mask; j++)
-			if (u->slots[j].dw)
-				big.slots[slot_of(&big, u->slots[j].dw)] = u->slots[j];
-		free(u->slots);
-		*u = big;
-		k = slot_of(u, dw);
-	}
+	void **v = table_find(&u->maps, dw);
+	if (v)
+		return *v;
 	struct cq_cu_map *m = cq_cu_map_create(dw);
-	if (!m)
-		return NULL; /* tried again next time */
-	u->slots[k].dw = dw;
-	u->slots[k].map = m;
-	u->used++;
-	return m;
+	if (m && !table_add(&u->maps, dw, m)) {
+		cq_cu_map_destroy(m);
+		m = NULL;
+	}
+	return m; /* NULL: tried again next time */
+}
+
+/* A handle of @p e's file whose zstd sections are expanded (into *@p z), or NULL with
+ * *@p why. */
+static Elf *expanded(const struct cq_elf *e, uint64_t max, struct cq_zsections **z, char **why)
+{
+	*z = NULL;
+	*why = NULL;
+	int fd = e->file && e->file->fd >= 0 ? fcntl(e->file->fd, F_DUPFD_CLOEXEC, 0) : -1;
+	/* private: the section headers are rewritten in the handle, never in the file */
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL) : NULL;
+	if (fd >= 0)
+		close(fd); /* the whole file is mapped */
+	if (!elf || !cq_elf_expand_zstd(elf, max, z, why)) {
+		if (!*why && asprintf(why, "libelf: %s", elf_errmsg(-1)) < 0)
+			*why = NULL;
+		elf_end(elf);
+		cq_zsections_free(*z);
+		*z = NULL;
+		return NULL;
+	}
+	return elf;
+}
+
+/* The Dwarf of @p img's debug information when libelf cannot expand its sections (zstd),
+ * opened by coreq with them expanded; NULL when libdwfl's is the one to use, or when it
+ * cannot be read (a problem says so, once). */
+static Dwarf *own_dwarf(struct cq_stack_units *u, const struct cq_core *core, const struct cq_image *img)
+{
+	const struct cq_elf *e = img->debug ? img->debug : img->elf;
+	if (!e || !e->zstd_sections)
+		return NULL;
+	void **v = table_find(&u->own, e);
+	if (v)
+		return v && *v ? ((struct own_dwarf *)*v)->dw : NULL;
+	struct own_dwarf *o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	uint64_t max = core->opts.max_inflated ? core->opts.max_inflated : CQ_FILE_DEFAULT_MAX_INFLATED;
+	char *why = NULL;
+	const char *path = img->debug ? img->debug_path : img->found_path;
+	o->elf = expanded(e, max, &o->z, &why);
+	if (o->elf && !(o->dw = dwarf_begin_elf(o->elf, DWARF_C_READ, NULL)) &&
+	    asprintf(&why, "libdw: %s", dwarf_errmsg(-1)) < 0)
+		why = NULL;
+	if (!o->dw)
+		cq_json_problem(u->problems, img->name, "the zstd-compressed debug sections of %s cannot be read (%s): "
+				"no lines or inlined calls in it", path ? path : "its file", why ? why : "out of memory");
+	free(why);
+	why = NULL;
+	if (o->dw && img->alt) {
+		/* its dwz alt file, expanded likewise when it is compressed so */
+		o->alt_elf = img->alt->zstd_sections ? expanded(img->alt, max, &o->alt_z, &why)
+						     : elf_begin(-1, ELF_C_READ_MMAP, img->alt->elf);
+		if (o->alt_elf && (o->alt = dwarf_begin_elf(o->alt_elf, DWARF_C_READ, NULL)))
+			dwarf_setalt(o->dw, o->alt);
+		free(why);
+	}
+	if (!table_add(&u->own, e, o)) {
+		own_free(o);
+		return NULL;
+	}
+	return o->dw;
 }
 
 /* Whether @p cu says by its own ranges that @p addr is not its. */
@@ -76,11 +197,18 @@ static bool outside(Dwarf_Die *cu, Dwarf_Addr addr)
 	return (dwarf_hasattr(cu, DW_AT_ranges) || dwarf_hasattr(cu, DW_AT_low_pc)) && dwarf_haspc(cu, addr) == 0;
 }
 
-Dwarf_Die *cq_stack_unit_at(struct cq_stack_units *u, Dwfl_Module *mod, Dwarf_Addr at, Dwarf_Addr *bias,
-			    Dwarf_Die *mem)
+Dwarf_Die *cq_stack_unit_at(struct cq_stack_units *u, const struct cq_core *core, const struct cq_image *img,
+			    Dwfl_Module *mod, Dwarf_Addr at, Dwarf_Addr *bias, Dwarf_Die *mem)
 {
+	Dwarf *dw = u && img ? own_dwarf(u, core, img) : NULL;
+	Dwarf_Die *cu = NULL;
 	/* the aranges first: where they answer, no map is made (gcc's modules) */
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, at, bias);
+	if (dw) {
+		*bias = img->bias;
+		cu = dwarf_addrdie(dw, at - *bias, mem);
+	} else {
+		cu = dwfl_module_addrdie(mod, at, bias);
+	}
 	/* libdwfl 0.188 answers an address in a gap between a CU's ranges (a crt1.o _start
 	 * between main in .text.startup and the CU's .text) with that CU: not the CU's when
 	 * its ranges say so (gdb has no line there either) */
@@ -88,7 +216,8 @@ Dwarf_Die *cq_stack_unit_at(struct cq_stack_units *u, Dwfl_Module *mod, Dwarf_Ad
 		*mem = *cu;
 		return mem;
 	}
-	Dwarf *dw = u ? dwfl_module_getdwarf(mod, bias) : NULL;
+	if (!dw && u)
+		dw = dwfl_module_getdwarf(mod, bias);
 	const struct cq_cu_map *m = dw ? map_of(u, dw) : NULL;
 	return m && cq_cu_map_find(m, at - *bias, mem) ? mem : NULL;
 }

@@ -1007,7 +1007,7 @@ struct cq_error *cq_stack_walk_frames(struct cq_core *core, const struct cq_stac
 	}
 	if (cq_stack_own_cfi(core->target))
 		u.mips = cq_stack_mips_cfi_create(); /* NULL (out of memory): no CFI steps */
-	u.units = cq_stack_units_create(); /* NULL (out of memory): lines through aranges only */
+	u.units = cq_stack_units_create(u.problems); /* NULL (out of memory): lines through aranges only */
 	for (size_t k = 0; k < u.norder; k++) {
 		struct cq_thread *th = &core->threads[u.order[k]];
 		if (tid && th->tid != tid)
