@@ -113,9 +113,11 @@ static const char *copy_str(const char *s, bool *ok)
 	return d;
 }
 
-/* The name and its demangled form (NULL when it is not mangled). A Fortran procedure's
- * name in the source (fortran_name: gfortran's symbols are not mangled in a way any
- * demangler reads) is @p source; it is the demangled form when it differs. */
+/* The name and its demangled form (NULL when it is not mangled). A name for people that
+ * no demangler gives is @p source (a Fortran procedure's name in the source, fortran_name:
+ * gfortran's symbols are not mangled in a way any demangler reads; a DWARF name qualified
+ * by its namespaces and classes, qualified_name); it is the demangled form when it
+ * differs. */
 static void set_name(struct cq_frame_info *f, const char *name, const char *source, bool *ok)
 {
 	f->function = copy_str(name, ok);
@@ -132,23 +134,62 @@ static void set_source(struct cq_frame_info *f, const char *file, int line, bool
 	f->line = file && line > 0 ? line : 0;
 }
 
-/* A scope's name for people: the linkage name where there is one (it demangles to the
- * qualified name), else DW_AT_name, following abstract origins. */
-static const char *scope_name(Dwarf_Die *die)
+/* A scope's linkage name (it demangles to the qualified name), following abstract
+ * origins; NULL when it has none. */
+static const char *linkage_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
-	if (!n)
-		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
-	return n ? n : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	return n ? n : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+}
+
+/* A scope's DW_AT_name qualified by the namespaces, classes and structures its declaration
+ * is in, as gdb names it ("std::thread::_Invoker<...>::_M_invoke<0>", "dprog::Waiter::pull"):
+ * for the functions GCC gives no linkage name (many template instantiations over lambda
+ * types) and inlined Rust methods. NULL when it has no name or no memory. */
+static char *qualified_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die d = *die, next;
+	/* the concrete call -> its abstract function -> the declaration in its class */
+	for (int k = 0; k < 8 && (dwarf_formref_die(dwarf_attr(&d, DW_AT_abstract_origin, &a), &next) ||
+				  dwarf_formref_die(dwarf_attr(&d, DW_AT_specification, &a), &next)); k++)
+		d = next;
+	const char *name = dwarf_diename(&d);
+	if (!name)
+		return NULL;
+	Dwarf_Die *path = NULL;
+	int n = dwarf_getscopes_die(&d, &path); /* the DIE, then what contains it, out to its unit */
+	size_t len = strlen(name) + 1;
+	for (int k = 1; k < n; k++)
+		len += strlen(dwarf_diename(&path[k]) ? dwarf_diename(&path[k]) : "(anonymous namespace)") + 2;
+	char *q = malloc(len);
+	if (q) {
+		*q = 0;
+		for (int k = n - 1; k >= 1; k--) {
+			int tag = dwarf_tag(&path[k]);
+			const char *part = dwarf_diename(&path[k]);
+			if (tag == DW_TAG_namespace && !part)
+				part = "(anonymous namespace)";
+			if (!part || (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
+				      tag != DW_TAG_union_type))
+				continue;
+			strcat(q, part);
+			strcat(q, "::");
+		}
+		strcat(q, name);
+	}
+	free(path);
+	return q;
 }
 
 /* The scopes under @p parent that hold @p pc, innermost first, into @p out (at most @p max):
  * what dwarf_getscopes gives, but also where a function's DIE is nested in a DIE whose
  * ranges do not hold the pc. libdw 0.188 descends only into DIEs whose ranges hold it, and
  * finds nothing for a Fortran module procedure (DW_TAG_module has no ranges), a procedure
- * contained in another, or the function GCC outlines an OpenMP region into (its DIE is
- * inside the function the region is in: main._omp_fn.0 in main): no inlined call there.
+ * contained in another, the function GCC outlines an OpenMP region into (its DIE is
+ * inside the function the region is in: main._omp_fn.0 in main), or a Rust method (inside
+ * its struct's DIE, in its crate's namespace): no inlined call there.
  * Modules and namespaces gone through follow the function in @p out (a name's qualifiers);
  * functions gone through that do not hold the pc do not. Returns their count. */
 static int scopes_nested(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int max, int depth)
@@ -165,7 +206,10 @@ static int scopes_nested(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int m
 				out[n++] = child;
 			return n;
 		}
-		if ((scope && tag != DW_TAG_inlined_subroutine) || tag == DW_TAG_module || tag == DW_TAG_namespace) {
+		/* rustc puts methods inside their type's DIE */
+		bool holder = tag == DW_TAG_module || tag == DW_TAG_namespace || tag == DW_TAG_structure_type ||
+			      tag == DW_TAG_class_type || tag == DW_TAG_union_type || tag == DW_TAG_enumeration_type;
+		if ((scope && tag != DW_TAG_inlined_subroutine) || holder) {
 			if ((n = scopes_nested(&child, pc, out, max, depth + 1)) > 0) {
 				if (!scope && n < max)
 					out[n++] = child;
@@ -287,7 +331,7 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 		file = dwarf_linesrc(l, NULL, NULL);
 		dwarf_lineno(l, &line);
 	}
-	Dwarf_Die *su = cu ? cq_stack_scope_unit(cu, &split_mem) : NULL;
+	Dwarf_Die *su = cu ? cq_stack_scope_unit(ctx->units, ctx->core, known ? ref.image : NULL, cu, &split_mem) : NULL;
 	Dwarf_Die *scopes = NULL;
 	int nscopes = su ? dwarf_getscopes(su, at - bias, &scopes) : 0;
 	/* dwarf_getscopes goes on from the innermost inlined call to the scopes of its
@@ -331,8 +375,13 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 		struct cq_frame_info *f = &items[n++];
 		*f = (struct cq_frame_info){0};
 		set_module(f, &ref, known, pc, &ok);
-		char *fname = fortran ? fortran_name(&scopes[i], NULL, 0) : NULL;
-		set_name(f, scope_name(&scopes[i]), fname, &ok);
+		/* a Fortran procedure by its source name; else the linkage name, demangled; else
+		 * the name qualified from the DWARF, as the source (and gdb) write it */
+		Dwarf_Attribute na;
+		const char *link = linkage_name(&scopes[i]);
+		const char *dwname = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &na));
+		char *fname = fortran ? fortran_name(&scopes[i], NULL, 0) : !link ? qualified_name(&scopes[i]) : NULL;
+		set_name(f, link ? link : dwname, fname, &ok);
 		free(fname);
 		set_source(f, file, line, &ok);
 		/* the caller's line is where this call was inlined */

@@ -188,8 +188,12 @@ Dwarf_Die *cq_stack_unit_at(struct cq_stack_units *u, const struct cq_core *core
 
 /* The unit that holds @p cu's scopes: a skeleton's split unit (split DWARF: the skeleton
  * has the line table, the .dwo the functions and inlined calls) into *@p mem, else @p cu
- * itself (also when the split unit is not found). */
-Dwarf_Die *cq_stack_scope_unit(Dwarf_Die *cu, Dwarf_Die *mem);
+ * itself. libdw 0.188 looks for a .dwo beside the file its Dwarf was opened from and in
+ * the unit's build directory (DW_AT_comp_dir), nowhere else, and reads no .dwp: a split
+ * unit not found is a problem of @p img in @p u's list, once, saying where it is needed
+ * (or that a .dwp beside the file cannot be read). */
+Dwarf_Die *cq_stack_scope_unit(struct cq_stack_units *u, const struct cq_core *core, const struct cq_image *img,
+			       Dwarf_Die *cu, Dwarf_Die *mem);
 
 /* The descriptions of a walk's frames (describe.c): made once per walk, freed with the
  * stacks that point into it; create returns NULL when out of memory. */

@@ -3,7 +3,9 @@
  * (internal.h: cq_stack_unit_at, cq_stack_scope_unit). */
 #include <dwarf.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "corelib/file.h"
@@ -26,6 +28,7 @@ struct own_dwarf {
 	Elf *elf, *alt_elf;
 	struct cq_zsections *z, *alt_z;
 	Dwarf *dw, *alt;
+	bool split_said; /* a split unit was not found: said once per file */
 };
 
 struct cq_stack_units {
@@ -128,58 +131,67 @@ static const struct cq_cu_map *map_of(struct cq_stack_units *u, Dwarf *dw)
 	return m; /* NULL: tried again next time */
 }
 
-/* A handle of @p e's file whose zstd sections are expanded (into *@p z), or NULL with
+/* A handle of @p e's file over a descriptor of it (into *@p fd: libdw takes the directory
+ * it looks for split units in from it), its zstd sections expanded (into *@p z); NULL with
  * *@p why. */
-static Elf *expanded(const struct cq_elf *e, uint64_t max, struct cq_zsections **z, char **why)
+static Elf *open_own(const struct cq_elf *e, uint64_t max, int *fd, struct cq_zsections **z, char **why)
 {
 	*z = NULL;
 	*why = NULL;
-	int fd = e->file && e->file->fd >= 0 ? fcntl(e->file->fd, F_DUPFD_CLOEXEC, 0) : -1;
-	/* private: the section headers are rewritten in the handle, never in the file */
-	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL) : NULL;
-	if (fd >= 0)
-		close(fd); /* the whole file is mapped */
-	if (!elf || !cq_elf_expand_zstd(elf, max, z, why)) {
+	*fd = e->file && e->file->fd >= 0 ? fcntl(e->file->fd, F_DUPFD_CLOEXEC, 0) : -1;
+	/* private: the section headers of expanded sections are rewritten in the handle, never
+	 * in the file */
+	Elf *elf = *fd >= 0 ? elf_begin(*fd, e->zstd_sections ? ELF_C_READ_MMAP_PRIVATE : ELF_C_READ_MMAP, NULL)
+			    : NULL;
+	if (!elf || (e->zstd_sections && !cq_elf_expand_zstd(elf, max, z, why))) {
 		if (!*why && asprintf(why, "libelf: %s", elf_errmsg(-1)) < 0)
 			*why = NULL;
 		elf_end(elf);
 		cq_zsections_free(*z);
 		*z = NULL;
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
 		return NULL;
 	}
 	return elf;
 }
 
-/* The Dwarf of @p img's debug information when libelf cannot expand its sections (zstd),
- * opened by coreq with them expanded; NULL when libdwfl's is the one to use, or when it
- * cannot be read (a problem says so, once). */
-static Dwarf *own_dwarf(struct cq_stack_units *u, const struct cq_core *core, const struct cq_image *img)
+/* The Dwarf coreq opens itself for @p img's debug information: where libelf cannot expand
+ * its sections (zstd), and, with @p always, to find split units beside its file. NULL when
+ * libdwfl's is the one to use, or when it cannot be read (a problem says so, once). */
+static struct own_dwarf *own_dwarf(struct cq_stack_units *u, const struct cq_core *core, const struct cq_image *img,
+				   bool always)
 {
 	const struct cq_elf *e = img->debug ? img->debug : img->elf;
-	if (!e || !e->zstd_sections)
+	if (!e || (!e->zstd_sections && !always))
 		return NULL;
 	void **v = table_find(&u->own, e);
 	if (v)
-		return v && *v ? ((struct own_dwarf *)*v)->dw : NULL;
+		return *v;
 	struct own_dwarf *o = calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
 	uint64_t max = core->opts.max_inflated ? core->opts.max_inflated : CQ_FILE_DEFAULT_MAX_INFLATED;
 	char *why = NULL;
 	const char *path = img->debug ? img->debug_path : img->found_path;
-	o->elf = expanded(e, max, &o->z, &why);
+	int fd;
+	o->elf = open_own(e, max, &fd, &o->z, &why);
 	if (o->elf && !(o->dw = dwarf_begin_elf(o->elf, DWARF_C_READ, NULL)) &&
 	    asprintf(&why, "libdw: %s", dwarf_errmsg(-1)) < 0)
 		why = NULL;
-	if (!o->dw)
+	if (fd >= 0)
+		close(fd); /* the file is mapped whole; libdw has the directory's name */
+	if (!o->dw && e->zstd_sections)
 		cq_json_problem(u->problems, img->name, "the zstd-compressed debug sections of %s cannot be read (%s): "
 				"no lines or inlined calls in it", path ? path : "its file", why ? why : "out of memory");
 	free(why);
 	why = NULL;
 	if (o->dw && img->alt) {
 		/* its dwz alt file, expanded likewise when it is compressed so */
-		o->alt_elf = img->alt->zstd_sections ? expanded(img->alt, max, &o->alt_z, &why)
-						     : elf_begin(-1, ELF_C_READ_MMAP, img->alt->elf);
+		o->alt_elf = open_own(img->alt, max, &fd, &o->alt_z, &why);
+		if (fd >= 0)
+			close(fd);
 		if (o->alt_elf && (o->alt = dwarf_begin_elf(o->alt_elf, DWARF_C_READ, NULL)))
 			dwarf_setalt(o->dw, o->alt);
 		free(why);
@@ -188,7 +200,7 @@ static Dwarf *own_dwarf(struct cq_stack_units *u, const struct cq_core *core, co
 		own_free(o);
 		return NULL;
 	}
-	return o->dw;
+	return o;
 }
 
 /* Whether @p cu says by its own ranges that @p addr is not its. */
@@ -200,7 +212,8 @@ static bool outside(Dwarf_Die *cu, Dwarf_Addr addr)
 Dwarf_Die *cq_stack_unit_at(struct cq_stack_units *u, const struct cq_core *core, const struct cq_image *img,
 			    Dwfl_Module *mod, Dwarf_Addr at, Dwarf_Addr *bias, Dwarf_Die *mem)
 {
-	Dwarf *dw = u && img ? own_dwarf(u, core, img) : NULL;
+	struct own_dwarf *o = u && img ? own_dwarf(u, core, img, false) : NULL;
+	Dwarf *dw = o ? o->dw : NULL;
 	Dwarf_Die *cu = NULL;
 	/* the aranges first: where they answer, no map is made (gcc's modules) */
 	if (dw) {
@@ -216,17 +229,77 @@ Dwarf_Die *cq_stack_unit_at(struct cq_stack_units *u, const struct cq_core *core
 		*mem = *cu;
 		return mem;
 	}
-	if (!dw && u)
+	if (!o && u)
 		dw = dwfl_module_getdwarf(mod, bias);
 	const struct cq_cu_map *m = dw ? map_of(u, dw) : NULL;
 	return m && cq_cu_map_find(m, at - *bias, mem) ? mem : NULL;
 }
 
-Dwarf_Die *cq_stack_scope_unit(Dwarf_Die *cu, Dwarf_Die *mem)
+/* @p name's file name, after its last slash. */
+static const char *file_part(const char *name)
+{
+	const char *s = strrchr(name, '/');
+	return s ? s + 1 : name;
+}
+
+/* Says once per file that a split unit of @p img (skeleton @p cu) was not found. */
+static void split_missing(struct cq_stack_units *u, const struct cq_core *core, const struct cq_image *img,
+			  struct own_dwarf *o, Dwarf_Die *cu)
+{
+	if (o->split_said)
+		return;
+	o->split_said = true;
+	Dwarf_Attribute a;
+	const char *dwo = dwarf_formstring(dwarf_attr(cu, DW_AT_dwo_name, &a));
+	if (!dwo)
+		dwo = dwarf_formstring(dwarf_attr(cu, DW_AT_GNU_dwo_name, &a));
+	const char *comp = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
+	const char *path = img->debug ? img->debug_path : img->found_path;
+	/* a DWARF package beside the file (binutils' dwp) */
+	char *dwp = NULL, *in_dd = NULL;
+	if (path && (asprintf(&dwp, "%s.dwp", path) < 0 || access(dwp, F_OK) != 0)) {
+		free(dwp);
+		dwp = NULL;
+	}
+	if (dwo && core->opts.debug_dir && (asprintf(&in_dd, "%s/%s", core->opts.debug_dir, file_part(dwo)) < 0 ||
+					    access(in_dd, F_OK) != 0)) {
+		free(in_dd);
+		in_dd = NULL;
+	}
+	if (dwp)
+		cq_json_problem(u->problems, img->name, "split DWARF: %s is a DWARF package (.dwp), which libdw 0.188 cannot "
+				"read: no inlined calls from it (put the .dwo files beside %s instead)", dwp, path);
+	else if (in_dd)
+		cq_json_problem(u->problems, img->name, "split DWARF: %s is there, but libdw 0.188 reads a split unit only "
+				"beside the file or in its build directory: no inlined calls from it (put it beside %s)",
+				in_dd, path);
+	else
+		cq_json_problem(u->problems, img->name, "split DWARF: %s not found beside %s%s%s: no inlined calls from it "
+				"(put it beside the executable)", dwo ? dwo : "the split unit", path ? path : "its file",
+				comp ? " nor in its build directory " : "", comp ? comp : "");
+	free(dwp);
+	free(in_dd);
+}
+
+Dwarf_Die *cq_stack_scope_unit(struct cq_stack_units *u, const struct cq_core *core, const struct cq_image *img,
+			       Dwarf_Die *cu, Dwarf_Die *mem)
 {
 	uint8_t type;
-	if (dwarf_cu_info(cu->cu, NULL, &type, NULL, mem, NULL, NULL, NULL) == 0 && type == DW_UT_skeleton &&
+	if (dwarf_cu_info(cu->cu, NULL, &type, NULL, mem, NULL, NULL, NULL) != 0 || type != DW_UT_skeleton)
+		return cu;
+	if (dwarf_tag(mem) == DW_TAG_compile_unit)
+		return mem;
+	/* libdwfl's Dwarf of a file read in place knows no directory, so libdw looked for the
+	 * split unit only in the unit's build directory (a moved build has none): the same
+	 * unit again in coreq's Dwarf over a descriptor of the file, which looks beside it */
+	struct own_dwarf *o = u && img ? own_dwarf(u, core, img, true) : NULL;
+	Dwarf_Die sk;
+	if (!o || !o->dw)
+		return cu;
+	if (dwarf_cu_getdwarf(cu->cu) != o->dw && dwarf_offdie(o->dw, dwarf_dieoffset(cu), &sk) &&
+	    dwarf_cu_info(sk.cu, NULL, &type, NULL, mem, NULL, NULL, NULL) == 0 && type == DW_UT_skeleton &&
 	    dwarf_tag(mem) == DW_TAG_compile_unit)
 		return mem;
+	split_missing(u, core, img, o, cu);
 	return cu;
 }
