@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Demangling through libbfd (demangle.h), loaded on first use (bfd_lib.h). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "bfd_lib.h"
 #include "demangle.h"
@@ -33,4 +35,19 @@ char *cq_demangle(const char *name, bool params)
 	}
 	/* no bfd: no leading underscore to strip (ELF targets have none) */
 	return b->demangle(NULL, name, params ? CQ_DMGL_PARAMS | CQ_DMGL_ANSI : 0);
+}
+
+char *cq_display_name(const char *name, bool params)
+{
+	/* a version follows the name's first '@' (never its first character) */
+	const char *at = *name ? strchr(name + 1, '@') : NULL;
+	if (!at)
+		return cq_demangle(name, params);
+	char *base = strndup(name, (size_t)(at - name));
+	char *d = base ? cq_demangle(base, params) : NULL;
+	if (d) {
+		free(base);
+		return d;
+	}
+	return base;
 }

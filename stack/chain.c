@@ -248,6 +248,43 @@ bool cq_stack_clone_child(struct cq_core *core, const struct cq_thread *th, uint
 	return true;
 }
 
+/* x86_64: glibc's __clone and __clone3 end their FDE before the system call (the child's
+ * unwind information there would be wrong) and push nothing, so a parent stopped in the
+ * system call had no caller: an OpenMP master caught creating its team lost its whole
+ * stack. In the parent the return address is the word at the stack pointer. Only for the
+ * thread's first frame (a clone calls nothing), in a function named clone's, or, where
+ * libc's symbols are stripped (__clone3 is not exported), right after a `syscall` whose
+ * number the thread's orig_rax says was clone or clone3; and only where that word is in
+ * code. */
+static bool clone_parent_step(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
+			      bool initial, struct cq_stack_step *out)
+{
+	const struct cq_target *t = ctx->core->target;
+	uint64_t sp, ra;
+	struct cq_symref ref;
+	if (!initial || !cq_stack_reg(regs, t->dwarf_sp, &sp))
+		return false;
+	struct cq_error *err = cq_core_symbolize(ctx->core, pc, &ref);
+	bool in_clone = !err && ref.sym && clone_function(ref.sym->name);
+	cq_error_destroy(err);
+	int nr = cq_target_reg_index(t, "orig_rax");
+	if (!in_clone && ctx->thread && nr >= 0 && cq_thread_has_reg(ctx->core, ctx->thread, (unsigned)nr)) {
+		uint64_t called = cq_thread_reg_at(ctx->core, ctx->thread, (unsigned)nr);
+		uint8_t before[2];
+		if ((called == 56 || called == 435) && pc >= 2 && !(err = cq_core_read(ctx->core, pc - 2, before, 2)))
+			in_clone = before[0] == 0x0f && before[1] == 0x05;
+		cq_error_destroy(err);
+	}
+	if (!in_clone || !ctx->read(ctx->read_ctx, sp, &ra) || !code_address(ctx, ra))
+		return false;
+	out->regs = *regs;
+	cq_stack_set(&out->regs, t->dwarf_sp, sp + 8);
+	out->ra_pc = ra;
+	out->cfa = sp + 8;
+	out->how = CQ_FOUND_STACK_TOP;
+	return true;
+}
+
 bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_regs *regs, uint64_t pc,
 		       bool initial, struct cq_stack_step *out, struct cq_stack_stop *stop)
 {
@@ -307,6 +344,12 @@ bool cq_stack_fallback(const struct cq_stack_ctx *ctx, const struct cq_stack_reg
 		return parisc_step(ctx, regs, pc, initial, out, stop);
 	case EM_SPARCV9:
 		return cq_stack_sparc_window_step(ctx, regs, pc, initial, out, stop);
+	case EM_X86_64:
+		if (clone_parent_step(ctx, regs, pc, initial, out))
+			return true;
+		snprintf(stop->why, sizeof(stop->why), "no CFI, and libdwfl's fallback for %s found no frame",
+			 ctx->core->target->name);
+		return false;
 	case EM_ALPHA: {
 		/* glibc's alpha entry point: its CFI leaves no caller (the kernel started it) */
 		if (entry_point(ctx, pc, "_start", stop))
@@ -336,6 +379,7 @@ const char *cq_found_by_name(enum cq_found_by how)
 		[CQ_FOUND_INITIAL] = "initial",	 [CQ_FOUND_CFI] = "cfi",	[CQ_FOUND_FP] = "frame-pointer",
 		[CQ_FOUND_BACKCHAIN] = "back-chain", [CQ_FOUND_EXIDX] = "exidx",	[CQ_FOUND_LR] = "link-register", [CQ_FOUND_PROLOGUE] = "prologue",
 		[CQ_FOUND_SIGNAL] = "signal",	 [CQ_FOUND_INLINE] = "inline", [CQ_FOUND_PARISC_UNWIND] = "parisc-unwind",
+		[CQ_FOUND_STACK_TOP] = "stack-top",
 	};
 	return names[how];
 }

@@ -122,7 +122,7 @@ static void set_name(struct cq_frame_info *f, const char *name, const char *sour
 {
 	f->function = copy_str(name, ok);
 	char *d = name && source ? (strcmp(name, source) ? strdup(source) : NULL)
-				 : name ? cq_demangle(name, true) : NULL;
+				 : name ? cq_display_name(name, true) : NULL;
 	if (name && source && strcmp(name, source) && !d)
 		*ok = false;
 	f->demangled = d; /* owned as returned */

@@ -81,6 +81,7 @@ struct cq_stack_ctx {
 	struct cq_frame_infos *cache; /* descriptions by pc and lookup address (describe.c) */
 	struct cq_stack_mips_cfi *mips; /* MIPS and hppa: the modules' CFI (mips.c), else NULL */
 	struct cq_stack_units *units;   /* the modules' address -> unit maps (unit.c), or NULL */
+	const struct cq_thread *thread; /* the thread being walked, or NULL */
 };
 
 /* MIPS, hppa and alpha CFI (mips.c): libdw runs no MIPS or PA-RISC CFI itself (no

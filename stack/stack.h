@@ -49,6 +49,7 @@ enum cq_found_by {
 	CQ_FOUND_SIGNAL,    /**< the interrupted frame beyond a signal trampoline */
 	CQ_FOUND_INLINE,    /**< an inlined call inside the physical frame that follows */
 	CQ_FOUND_PARISC_UNWIND, /**< hppa's .PARISC.unwind descriptors (hppa.c) */
+	CQ_FOUND_STACK_TOP, /**< the return address at the stack pointer: a function that pushed nothing (x86_64 clone) */
 };
 
 /** "initial", "cfi", "frame-pointer", ... */

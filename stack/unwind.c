@@ -740,7 +740,7 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 	struct walk w = {.u = u, .ts = ts, .max = max,
 			 .seg_how = CQ_FOUND_INITIAL, .seg_pc = th->pc, .seg_exact = true, .last_frame = -1,
 			 .to_user_frame = to_user_frame && !crashing};
-	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines, u->described, u->mips, u->units};
+	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines, u->described, u->mips, u->units, th};
 	thread_regs(u->core, th, &u->start);
 	u->start_pc = th->pc;
 	for (;;) {

@@ -95,6 +95,7 @@ part "backtraces (the fixture cores)" python3 tests/fixture/bt.py
 part "backtraces against gdb and eu-stack (the fixture cores, 2 signal cores)" python3 tests/fixture/bt_ref.py
 part "backtraces through signal frames (fixtures/signal)" python3 tests/fixture/bt_signal.py
 part "backtraces through nested inlined calls, a thread that never ran (fixtures/inline)" python3 tests/fixture/bt_inline.py
+part "backtraces against gdb: names, lines, inlined calls by compiler and packaging (fixtures/debuginfo)" python3 tests/fixture/bt_debuginfo.py
 part "backtraces from bundles (the fixture cores)" python3 tests/fixture/bt_bundle.py
 part "stack tree across processes (coreq stacks)" python3 tests/fixture/stacks.py
 part "backtraces through libomp (OpenMP fixture bundles)" python3 tests/fixture/bt_omp.py

@@ -13,7 +13,7 @@
 # segment; mmap'd bytes) and how much of that is thread stack memory outside the part the
 # unwinder walked. Then the table, peer/coreq ratios and PASS/MISS for the project's
 # targets (coreq bt >= 5x faster than eu-stack and >= 50x faster than gdb by median, RSS
-# <= 10 MB, no read of stack memory it does not walk, coreq info within 2x of the floor by
+# <= 10 MB, no read of stack memory it does not walk, coreq info within 3x of the floor by
 # median). Tools: coreq bt, coreq bt --json,
 # eu-stack (all threads), gdb 'thread apply all bt', drgn (drgn-bt.py, python3-drgn); and
 # the fixed cost of starting: /bin/true, coreq --help, coreq info, floor (mmap + phdrs +

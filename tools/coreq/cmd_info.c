@@ -8,6 +8,7 @@
 #include "corelib/text.h"
 #include "cli.h"
 #include "corelib/decode.h"
+#include "corelib/demangle.h"
 #include "stack/stack.h"
 
 static json_t *thread_json(struct cq_core *core, struct cq_thread *th, bool regs)
@@ -319,7 +320,10 @@ static void put_where(struct cq_core *core, uint64_t pc)
 	}
 	uint64_t off;
 	if (ref.sym) {
-		put_str(cq_esc(ref.sym->name));
+		/* demangled, without a symbol version (the JSON's pc_symbol keeps it raw) */
+		char *shown = cq_display_name(ref.sym->name, true);
+		put_str(cq_esc(shown ? shown : ref.sym->name));
+		free(shown);
 		off = pc - ref.image->bias - ref.sym->value;
 	} else {
 		const char *base = strrchr(ref.image->name, '/');
