@@ -295,9 +295,11 @@ char *cq__find_alt_file(const struct cq_core *core, const char *dwarf_path, cons
 		cq__debuginfod_file_deinit(&f);
 		goto found;
 	}
-	if (mismatch)
-		*why = mismatch;
-	else if (asprintf(why, "dwz alt file %s (build-id %s) not found (tried: %s)%s%s; use --debug-dir%s",
+	if (mismatch) {
+		if (asprintf(why, "dwz alt file %s: %s", link, mismatch) < 0)
+			*why = NULL;
+		free(mismatch);
+	} else if (asprintf(why, "dwz alt file %s (build-id %s) not found (tried: %s)%s%s; use --debug-dir%s",
 			  link, hex ? hex : "?", tried ? tried : "nothing", fetch_why ? "; " : "",
 			  fetch_why ? fetch_why : "", cq__debuginfod_enabled() ? "" : " or DEBUGINFOD_URLS") < 0)
 		*why = NULL;

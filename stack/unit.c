@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "corelib/file.h"
@@ -34,6 +35,7 @@ struct own_dwarf {
 struct cq_stack_units {
 	struct ptr_table maps; /* Dwarf -> struct cq_cu_map */
 	struct ptr_table own;  /* struct cq_elf (the file with the DWARF) -> struct own_dwarf */
+	struct ptr_table unsafe; /* the images whose split unit's path was refused (said once) */
 	json_t *problems;
 };
 
@@ -81,8 +83,9 @@ static bool table_add(struct ptr_table *t, const void *key, void *val)
 struct cq_stack_units *cq_stack_units_create(json_t *problems)
 {
 	struct cq_stack_units *u = calloc(1, sizeof(*u));
-	if (u && (!table_init(&u->maps) || !table_init(&u->own))) {
+	if (u && (!table_init(&u->maps) || !table_init(&u->own) || !table_init(&u->unsafe))) {
 		free(u->maps.slots);
+		free(u->own.slots);
 		free(u);
 		return NULL;
 	}
@@ -114,6 +117,7 @@ void cq_stack_units_destroy(struct cq_stack_units *u)
 		own_free(u->own.slots[k].val);
 	free(u->maps.slots);
 	free(u->own.slots);
+	free(u->unsafe.slots);
 	free(u);
 }
 
@@ -281,13 +285,53 @@ static void split_missing(struct cq_stack_units *u, const struct cq_core *core, 
 	free(in_dd);
 }
 
+/* Whether the split unit @p cu names may be opened where libdw looks for it (@p dir, the
+ * directory of the file its Dwarf came from, or NULL; then the unit's build directory):
+ * libdw opens those paths with a plain open(), which blocks forever on a FIFO a crafted
+ * file names; anything there but a regular file (or nothing) is refused. */
+static bool split_paths_safe(Dwarf_Die *cu, const char *dir)
+{
+	Dwarf_Attribute a;
+	const char *dwo = dwarf_formstring(dwarf_attr(cu, DW_AT_dwo_name, &a));
+	if (!dwo)
+		dwo = dwarf_formstring(dwarf_attr(cu, DW_AT_GNU_dwo_name, &a));
+	const char *comp = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
+	if (!dwo)
+		return true;
+	char *cand[3] = {NULL, NULL, NULL};
+	if (dwo[0] == '/')
+		cand[0] = strdup(dwo);
+	if (dwo[0] != '/' && dir && asprintf(&cand[1], "%s%s", dir, dwo) < 0)
+		cand[1] = NULL;
+	if (dwo[0] != '/' && comp && asprintf(&cand[2], "%s/%s", comp, dwo) < 0)
+		cand[2] = NULL;
+	bool safe = true;
+	struct stat st;
+	for (int i = 0; i < 3; i++) {
+		if (cand[i] && stat(cand[i], &st) == 0 && !S_ISREG(st.st_mode))
+			safe = false;
+		free(cand[i]);
+	}
+	return safe;
+}
+
 Dwarf_Die *cq_stack_scope_unit(struct cq_stack_units *u, const struct cq_core *core, const struct cq_image *img,
 			       Dwarf_Die *cu, Dwarf_Die *mem)
 {
 	uint8_t type;
-	if (dwarf_cu_info(cu->cu, NULL, &type, NULL, mem, NULL, NULL, NULL) != 0 || type != DW_UT_skeleton)
+	if (dwarf_cu_info(cu->cu, NULL, &type, NULL, NULL, NULL, NULL, NULL) != 0 || type != DW_UT_skeleton)
 		return cu;
-	if (dwarf_tag(mem) == DW_TAG_compile_unit)
+	const char *path = img ? (img->debug ? img->debug_path : img->found_path) : NULL;
+	char *dir = path ? strndup(path, (size_t)(file_part(path) - path)) : NULL;
+	bool safe = split_paths_safe(cu, dir);
+	free(dir);
+	if (!safe) {
+		if (u && img && !table_find(&u->unsafe, img) && table_add(&u->unsafe, img, NULL))
+			cq_json_problem(u->problems, img->name, "split DWARF: a split unit's path beside %s or in its build "
+					"directory is not a regular file: not opened", path ? path : "its file");
+		return cu;
+	}
+	if (dwarf_cu_info(cu->cu, NULL, NULL, NULL, mem, NULL, NULL, NULL) == 0 && dwarf_tag(mem) == DW_TAG_compile_unit)
 		return mem;
 	/* libdwfl's Dwarf of a file read in place knows no directory, so libdw looked for the
 	 * split unit only in the unit's build directory (a moved build has none): the same

@@ -96,6 +96,7 @@ part "backtraces against gdb and eu-stack (the fixture cores, 2 signal cores)" p
 part "backtraces through signal frames (fixtures/signal)" python3 tests/fixture/bt_signal.py
 part "backtraces through nested inlined calls, a thread that never ran (fixtures/inline)" python3 tests/fixture/bt_inline.py
 part "backtraces against gdb: names, lines, inlined calls by compiler and packaging (fixtures/debuginfo)" python3 tests/fixture/bt_debuginfo.py
+part "hostile debug information: FIFOs for split units and dwz alt files, zstd bombs" python3 tests/fixture/hostile_debuginfo.py
 part "backtraces from bundles (the fixture cores)" python3 tests/fixture/bt_bundle.py
 part "stack tree across processes (coreq stacks)" python3 tests/fixture/stacks.py
 part "backtraces through libomp (OpenMP fixture bundles)" python3 tests/fixture/bt_omp.py
