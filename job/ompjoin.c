@@ -359,6 +359,18 @@ static void problem(json_t *problems, const char *fmt, ...)
 	json_array_append_new(problems, json_string(buf));
 }
 
+/* Whether frames [@p from, @p to) of @p s hold code of the program's own (not the
+ * runtime's, not the C library's). */
+static bool program_frames(struct stack *s, size_t from, size_t to)
+{
+	for (size_t k = from; k < to; k++) {
+		const char *m = group_module(s, k);
+		if (m && !cq_omp_runtime_module(m) && !system_module(m))
+			return true;
+	}
+	return false;
+}
+
 /* Segments of one OpenMP thread's stack (ompjoin.h). */
 static json_t *join_thread(const struct omp *o, const json_t *oth, json_t *bth, uint64_t bias)
 {
@@ -385,6 +397,15 @@ static json_t *join_thread(const struct omp *o, const json_t *oth, json_t *bth, 
 		bool ecfa, ncfa;
 		uint64_t ea = frame_addr(o, l->task, "exit_frame", &ecfa), na = frame_addr(o, l->task, "enter_frame", &ncfa);
 		long e = owner(&s, ea, ecfa), nn = owner(&s, na, ncfa);
+		bool last = i + 1 == n;
+		/* the initial task of a worker's chain runs on another thread (its enter frame,
+		 * the fork's, is on that thread's stack): nothing of this stack is its serial part */
+		if (!ea && last && na && nn < 0)
+			break;
+		/* an implicit task without an exit frame has none on this stack (the master in the
+		 * region's join barrier, its part done): its frames are not the next task's */
+		if (!ea && !na && !last)
+			continue;
 		if (na && nn < 0)
 			problem(problems, "task %ld: its enter frame 0x%" PRIx64 " is not on thread %lld's stack: not used",
 				l->task, na, (long long)tid);
@@ -393,7 +414,12 @@ static json_t *join_thread(const struct omp *o, const json_t *oth, json_t *bth, 
 		size_t start = g;
 		if (nn >= 0 && (size_t)nn >= g)
 			g = (size_t)nn + (cq_omp_runtime_module(group_module(&s, (size_t)nn)) ? 1 : 0);
-		bool initial = !ea && i + 1 == n;
+		bool initial = !ea && last;
+		/* nor on a worker whose chain ends in a task of level 0 without frames (an idle
+		 * thread's): a serial part has the program's own code (main) in it; the runtime's
+		 * frames and the thread's start below it are not one */
+		if (initial && !program_frames(&s, g, s.ngroups))
+			break;
 		size_t end;
 		if (e >= 0 && (size_t)e >= g)
 			end = (size_t)e;

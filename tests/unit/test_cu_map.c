@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The address -> unit map (elf/cu_map.h) against libdw's own lookup through .debug_aranges,
  * on this test's DWARF (gcc emits aranges): every function's first and last byte, and the
- * byte past it, find the unit that aranges find, or none where aranges find none; addresses
- * below and above all code find none. */
+ * byte past it, find the unit that aranges find; where aranges find none (a unit they leave
+ * out: the ASan build has such), a unit the map finds holds the address by its own ranges;
+ * addresses below and above all code find none. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
@@ -19,14 +20,15 @@ static void same_unit(Dwarf *dw, const struct cq_cu_map *m, Dwarf_Addr a)
 	if (want && dwarf_haspc(&by_aranges, a) != 1)
 		want = false;
 	bool got = cq_cu_map_find(m, a, &by_map);
-	if (want != got) {
+	if (want && !got) {
 		check_failed++;
-		printf("not ok - 0x%" PRIx64 ": aranges %s a unit, the map %s\n", (uint64_t)a, want ? "find" : "find no",
-		       got ? "finds one" : "finds none");
+		printf("not ok - 0x%" PRIx64 ": aranges find a unit, the map none\n", (uint64_t)a);
 		return;
 	}
 	if (want)
 		CHECK_U64(dwarf_dieoffset(&by_map), dwarf_dieoffset(&by_aranges));
+	else if (got) /* a unit the aranges leave out (what the map is for): its ranges hold a */
+		CHECK(dwarf_haspc(&by_map, a) == 1);
 	else
 		check_passed++;
 }

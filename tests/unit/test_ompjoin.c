@@ -79,8 +79,70 @@ static void expect_worker(const char *arch, const char *exit, int flag)
 	json_decref(o);
 }
 
+/* A stack of @p n frames (function, module), CFAs 0x7ffe00001100 outwards by 0x100. */
+static json_t *stack_of(const char *const (*fr)[2], size_t n)
+{
+	json_t *frames = json_array();
+	for (size_t i = 0; i < n; i++) {
+		char cfa[32];
+		snprintf(cfa, sizeof(cfa), "0x%" PRIx64, UINT64_C(0x7ffe00001000) + 0x100 * (uint64_t)(i + 1));
+		json_array_append_new(frames, json_pack("{s:I, s:s, s:s, s:s, s:b}", "index", (json_int_t)i, "cfa", cfa,
+							"function", fr[i][0], "module", fr[i][1], "inlined", 0));
+	}
+	return frames;
+}
+
+/* One thread 10 on @p frames whose current task 0 has no frames (exit and enter 0) and is
+ * the last of its chain, or (@p initial_enter not NULL) is followed by the initial task 1
+ * with that enter frame. */
+static void expect_kinds(const char *what, const char *const (*fr)[2], size_t n, const char *initial_enter,
+			 const char *const *want)
+{
+	json_t *bt = json_pack("{s:s, s:s, s:[{s:i, s:o}]}", "schema", "coreq-bt/2", "arch", "x86_64", "threads", "tid",
+			       10, "frames", stack_of(fr, n));
+	json_t *chain = initial_enter ? json_pack("[i]", 1) : json_array();
+	json_t *o = json_pack("{s:[{s:i, s:b, s:i, s:o, s:[], s:[i]}],"
+			      " s:[{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:i}}, {s:{s:n}, s:{s:s}, s:{s:s}, s:{s:i}}],"
+			      " s:[{s:i, s:i, s:i, s:[{s:i, s:i}]}]}",
+			      "threads", "tid", 10, "openmp", 1, "current_task", 0, "generating_chain", chain,
+			      "scheduling_chain", "parallel_chain", 0,
+			      "tasks", "function", "symbol", ".omp_outlined.", "exit_frame", "address", "0x0", "enter_frame",
+			      "address", "0x0", "icvs", "implicit-task-var", 1, "function", "symbol", "exit_frame", "address",
+			      "0x0", "enter_frame", "address", initial_enter ? initial_enter : "0x0", "icvs",
+			      "implicit-task-var", 1,
+			      "parallel_regions", "id", 0, "level", 1, "team_size", 1, "team", "tid", 10, "thread_num", 0);
+	cq_omp_join(bt, o, NULL, false);
+	for (size_t i = 0; i < n; i++)
+		if (!kind_of(bt, i) || strcmp(kind_of(bt, i), want[i])) {
+			check_failed++;
+			printf("not ok - %s: frame %zu (%s) is %s, not %s\n", what, i, fr[i][0], kind_of(bt, i) ?: "?",
+			       want[i]);
+		} else {
+			check_passed++;
+		}
+	json_decref(bt);
+	json_decref(o);
+}
+
 int main(void)
 {
+	/* the master in its region's join barrier: its implicit task is done (no frames), the
+	 * initial task's enter frame is the fork's: main is the serial part, not that task's */
+	static const char *const master[][2] = {
+		{"__sched_yield", "libc.so.6"}, {"__kmp_join_barrier", "libomp.so.5"}, {"__kmpc_fork_call", "libomp.so.5"},
+		{"main", "prog"}, {"__libc_start_main", "libc.so.6"},
+	};
+	static const char *const master_want[] = {"runtime", "runtime", "runtime", "serial", "serial"};
+	expect_kinds("master in the join barrier", master, 5, "0x7ffe00001300", master_want);
+	/* an idle worker whose chain is one task without frames: no serial part on it */
+	static const char *const idle[][2] = {
+		{"__sched_yield", "libc.so.6"}, {"__kmp_launch_worker", "libomp.so.5"}, {"start_thread", "libc.so.6"},
+	};
+	static const char *const idle_want[] = {"runtime", "runtime", "thread"};
+	expect_kinds("an idle worker", idle, 3, NULL, idle_want);
+	/* a worker whose chain ends in the master's initial task (its enter frame elsewhere) */
+	expect_kinds("a worker, the initial task on the master", idle, 3, "0x7ffe00009000", idle_want);
+
 	/* a frame address (rbp of __kmp_invoke_microtask: its CFA 0x7500 less 16) */
 	expect_worker("x86_64", "0x7ffd000074f0", -1);
 	/* flagged as a CFA: exactly __kmp_invoke_microtask's CFA */
