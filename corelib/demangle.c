@@ -37,8 +37,50 @@ char *cq_demangle(const char *name, bool params)
 	return b->demangle(NULL, name, params ? CQ_DMGL_PARAMS | CQ_DMGL_ANSI : 0);
 }
 
+/* flang-new's names of procedures (flang's internal name uniquing): "_Q", then modules
+ * ("M" name) and host procedures ("F" name), then the procedure ("P" name), each name in
+ * lower case (Fortran's are case-blind, flang lowers them): "_QMgridPrelax" is grid::relax,
+ * "_QMgridFrelaxPverify" grid::relax::verify, "_QPfoo" foo. NULL for any other name
+ * (the main program _QQmain, common blocks, types). */
+static char *flang_name(const char *name)
+{
+	if (strncmp(name, "_Q", 2))
+		return NULL;
+	size_t len = strlen(name);
+	char *out = malloc(2 * len + 1), *o = out;
+	if (!out)
+		return NULL;
+	const char *p = name + 2;
+	bool proc = false;
+	while (*p && !proc) {
+		char tag = *p++;
+		if (tag != 'M' && tag != 'F' && tag != 'P')
+			break;
+		size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_$");
+		if (!n)
+			break;
+		if (o != out) {
+			memcpy(o, "::", 2);
+			o += 2;
+		}
+		memcpy(o, p, n);
+		o += n;
+		p += n;
+		proc = tag == 'P';
+	}
+	*o = 0;
+	if (!proc || *p) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 char *cq_display_name(const char *name, bool params)
 {
+	char *flang = flang_name(name);
+	if (flang)
+		return flang;
 	/* a version follows the name's first '@' (never its first character) */
 	const char *at = *name ? strchr(name + 1, '@') : NULL;
 	if (!at)

@@ -19,7 +19,8 @@ char *cq_demangle(const char *name, bool params);
 /**
  * @p name as people read it: demangled (as cq_demangle()) and without the symbol version
  * a .symtab name may carry ("__libc_start_main@@GLIBC_2.34" -> "__libc_start_main",
- * "_ZNSt6thread4joinEv@@GLIBCXX_3.4.11" -> "std::thread::join()"). NULL when that is
+ * "_ZNSt6thread4joinEv@@GLIBCXX_3.4.11" -> "std::thread::join()"), a flang-new procedure by
+ * its modules and hosts ("_QMgridPrelax" -> "grid::relax"). NULL when that is
  * @p name itself (or on allocation failure). Caller frees.
  */
 char *cq_display_name(const char *name, bool params);
