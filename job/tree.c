@@ -11,6 +11,9 @@
 
 struct node {
 	char *label;
+	/* the raw name of the function it is labelled by (a mangled or versioned symbol) where
+	 * that differs from the label's name, as the first frame that reached it has it; NULL */
+	char *function;
 	struct cq_ranges tasks, ends; /* that reached it; whose stack ends here */
 	uint64_t threads, end_threads;
 	struct node **kids;
@@ -62,6 +65,7 @@ static void node_free(struct node *n)
 	}
 	free(n->kids);
 	free(n->label);
+	free(n->function);
 	cq_ranges_deinit(&n->tasks);
 	cq_ranges_deinit(&n->ends);
 }
@@ -76,8 +80,9 @@ void cq_tree_destroy(struct cq_tree *t)
 	free(t);
 }
 
-/* The child of @p n labelled @p label, made when missing; NULL when out of memory. */
-static struct node *child(struct node *n, const char *label)
+/* The child of @p n labelled @p label, made when missing (with @p function, the raw name,
+ * or NULL); NULL when out of memory. */
+static struct node *child(struct node *n, const char *label, const char *function)
 {
 	for (size_t i = 0; i < n->nkids; i++)
 		if (!strcmp(n->kids[i]->label, label))
@@ -91,7 +96,9 @@ static struct node *child(struct node *n, const char *label)
 		n->cap = cap;
 	}
 	struct node *c = calloc(1, sizeof(*c));
-	if (!c || !(c->label = strdup(label))) {
+	if (!c || !(c->label = strdup(label)) || (function && !(c->function = strdup(function)))) {
+		if (c)
+			free(c->label);
 		free(c);
 		return NULL;
 	}
@@ -104,10 +111,13 @@ static const char *jstr(const json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
-/* The label of one bt frame; caller frees. */
-static char *frame_label(const struct cq_tree *t, const json_t *f)
+/* The label of one bt frame (caller frees), and in *@p raw its function's raw name where
+ * the label names it otherwise (demangled, without a symbol version), else NULL. */
+static char *frame_label(const struct cq_tree *t, const json_t *f, const char **raw)
 {
 	const char *fn = jstr(f, "demangled") ?: jstr(f, "function");
+	*raw = t->by != CQ_TREE_BY_MODULE && fn && jstr(f, "function") && strcmp(fn, jstr(f, "function"))
+		       ? jstr(f, "function") : NULL;
 	const char *mod = jstr(f, "module"), *moff = jstr(f, "module_offset"), *pc = jstr(f, "pc");
 	const char *file = jstr(f, "file");
 	char *s = NULL;
@@ -155,10 +165,11 @@ static struct cq_error *add_path(struct cq_tree *t, const json_t *frames, uint64
 	size_t nf = json_array_size(frames), stop = nf > MAX_DEPTH ? nf - MAX_DEPTH : 0;
 	for (size_t i = nf; !err && i-- > stop;) {
 		const json_t *f = json_array_get(frames, i);
-		char *label = frame_label(t, f);
+		const char *raw;
+		char *label = frame_label(t, f, &raw);
 		if (!label)
 			return &cq_error_nomem;
-		n = child(n, label);
+		n = child(n, label, raw);
 		free(label);
 		if (!n)
 			return &cq_error_nomem;
@@ -297,7 +308,7 @@ static struct cq_error *merge_node(struct node *n, const json_t *j, uint64_t off
 		const char *label = jstr(k, "label");
 		if (!label)
 			return cq_error_create(CQ_ERR_FORMAT, "%s: a node has no \"label\" string", name);
-		struct node *c = n ? child(n, label) : NULL;
+		struct node *c = n ? child(n, label, jstr(k, "function")) : NULL;
 		if (n && !c)
 			return &cq_error_nomem;
 		if ((err = merge_node(c, k, offset, name, depth + 1)))
@@ -416,6 +427,8 @@ static json_t *node_json(const struct node *n, json_t *path, json_t *classes)
 		json_decref(kids);
 		return NULL;
 	}
+	if (n->function)
+		json_object_set_new(o, "function", cq_json_str(n->function));
 	bool root = !path;
 	json_t *here = root ? json_array() : json_copy(path);
 	if (!root)
