@@ -272,10 +272,17 @@ static size_t chain_of(const struct omp *o, const json_t *th, struct link *out)
 			continue;
 		}
 		/* an implicit task continues on this stack into the task that generated its
-		 * region only when this thread created the region (its thread 0) */
+		 * region only when this thread created the region (its thread 0); an explicit
+		 * task only when it ran undeferred (if(0), included) where its generating task
+		 * entered the runtime: its exit frame is that task's enter frame (LLVM) */
 		json_int_t master;
+		bool cfa1, cfa2;
+		long p = o->parent[t];
+		uint64_t exit = region < 0 && p >= 0 ? frame_addr(o, t, "exit_frame", &cfa1) : 0;
 		if (region >= 0 && thread_num(o, region, tid, &master) == 0)
-			t = o->parent[t];
+			t = p;
+		else if (exit && exit == frame_addr(o, p, "enter_frame", &cfa2) && cfa1 == cfa2)
+			t = p;
 		else
 			t = -1;
 	}

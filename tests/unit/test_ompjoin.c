@@ -124,8 +124,59 @@ static void expect_kinds(const char *what, const char *const (*fr)[2], size_t n,
 	json_decref(o);
 }
 
+/* A task of @p fn with exit and enter frames, implicit or not. */
+static json_t *task_of(const char *fn, const char *exit, const char *enter, int implicit)
+{
+	return json_pack("{s:{s:s?}, s:{s:s}, s:{s:s}, s:{s:i}}", "function", "symbol", fn, "exit_frame", "address", exit,
+			 "enter_frame", "address", enter, "icvs", "implicit-task-var", implicit);
+}
+
+/* A task run undeferred (if(0)) that opened a parallel region, inside the region of main's
+ * fork (LLVM): the explicit task's exit frame is the outer implicit task's enter frame. Its
+ * chain goes on through the outer region's implicit task to the initial task: each has
+ * its frames (before, everything past the explicit task was "outside any task"). */
+static void expect_undeferred_region(void)
+{
+	static const char *const fr[][2] = {
+		{".omp_outlined..168", "prog"}, {"__kmp_invoke_microtask", "libomp.so.5"}, {"__kmpc_fork_call", "libomp.so.5"},
+		{".omp_task_entry.", "prog"},   {".omp_outlined..169", "prog"},             {"__kmp_invoke_microtask", "libomp.so.5"},
+		{"__kmpc_fork_call", "libomp.so.5"}, {"main", "prog"},                     {"__libc_start_main", "libc.so.6"},
+	};
+	json_t *bt = json_pack("{s:s, s:s, s:[{s:i, s:o}]}", "schema", "coreq-bt/2", "arch", "x86_64", "threads", "tid",
+			       10, "frames", stack_of(fr, 9));
+	/* frame addresses: a frame's CFA less 16 (its rbp) */
+	json_t *o = json_pack("{s:[{s:i, s:b, s:i, s:[i, i, i], s:[], s:[i, i, i]}], s:[o, o, o, o],"
+			      " s:[{s:i, s:i, s:i, s:[{s:i, s:i}]}, {s:i, s:i, s:i, s:[{s:i, s:i}]}, {s:i, s:i, s:i, s:[{s:i, s:i}]}]}",
+			      "threads", "tid", 10, "openmp", 1, "current_task", 0, "generating_chain", 1, 2, 3,
+			      "scheduling_chain", "parallel_chain", 0, 1, 2, "tasks",
+			      task_of(".omp_outlined..168", "0x7ffe000011f0", "0x0", 1),
+			      task_of(".omp_task_entry.", "0x7ffe000014f0", "0x7ffe000012f0", 0),
+			      task_of(".omp_outlined..169", "0x7ffe000015f0", "0x7ffe000014f0", 1),
+			      task_of(NULL, "0x0", "0x7ffe000016f0", 1),
+			      "parallel_regions", "id", 0, "level", 2, "team_size", 1, "team", "tid", 10, "thread_num", 0,
+			      "id", 1, "level", 1, "team_size", 2, "team", "tid", 10, "thread_num", 0,
+			      "id", 2, "level", 0, "team_size", 1, "team", "tid", 10, "thread_num", 0);
+	cq_omp_join(bt, o, NULL, false);
+	static const char *const want[] = {"task", "runtime", "runtime", "task", "task", "runtime", "runtime", "serial",
+					   "serial"};
+	for (size_t i = 0; i < 9; i++)
+		if (!kind_of(bt, i) || strcmp(kind_of(bt, i), want[i])) {
+			check_failed++;
+			printf("not ok - undeferred task with a region: frame %zu (%s) is %s, not %s\n", i, fr[i][0],
+			       kind_of(bt, i) ?: "?", want[i]);
+		} else {
+			check_passed++;
+		}
+	CHECK_STR(json_string_value(json_object_get(seg(bt, 2), "task_type")), "explicit");
+	CHECK_STR(json_string_value(json_object_get(seg(bt, 3), "task_type")), "implicit");
+	CHECK(json_integer_value(json_object_get(seg(bt, 3), "region")) == 1);
+	json_decref(bt);
+	json_decref(o);
+}
+
 int main(void)
 {
+	expect_undeferred_region();
 	/* the master in its region's join barrier: its implicit task is done (no frames), the
 	 * initial task's enter frame is the fork's: main is the serial part, not that task's */
 	static const char *const master[][2] = {
