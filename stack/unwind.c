@@ -145,11 +145,11 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	bool alt = debuglink_file && !debuglink_crc && dw && dw->altlink && !strcmp(debuglink_file, dw->altlink);
 	const char *path = alt ? img->alt_path : img->debug_path;
 	const struct cq_elf *e = alt ? img->alt : img->debug;
-	if (!path)
+	/* only the descriptor corelib opened and checked (a regular file, its build-id), never
+	 * the path opened again: a debug file corelib refused (a FIFO) is not handed on */
+	if (!path || !e || !e->file || e->file->fd < 0)
 		return -1;
-	/* the descriptor corelib checked (build-id), not the path opened again */
-	int fd = e && e->file && e->file->fd >= 0 ? fcntl(e->file->fd, F_DUPFD_CLOEXEC, 0)
-					       : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = fcntl(e->file->fd, F_DUPFD_CLOEXEC, 0);
 	if (fd >= 0 && !(*debuginfo_file_name = strdup(path))) {
 		close(fd);
 		fd = -1;
