@@ -7,6 +7,7 @@
 #include "mqd/host.h"
 #include "job/mpicall.h"
 #include "job/pool.h"
+#include "job/ranges.h"
 #include "job/tree.h"
 #include "job/waitfor.h"
 #include "corelib/output.h"
@@ -220,6 +221,47 @@ static void print_op_ref(json_t *o)
 	printf(" (%s, %lld bytes)", str(o, "comm"), (long long)json_integer_value(json_object_get(o, "length")));
 }
 
+/* The ranks' own problems (rank_problems), each distinct one once with its ranks as
+ * ranges ("problem: ranks 0-3: types: ..."): a type problem every rank shares was printed
+ * once per rank, 900 characters each. The JSON keeps one entry per rank. */
+static void print_rank_problems(json_t *list)
+{
+	json_t *index = json_object(), *x;
+	size_t i, n = 0;
+	struct cq_ranges *sets = calloc(json_array_size(list) + 1, sizeof(*sets));
+	json_t **first = calloc(json_array_size(list) + 1, sizeof(*first));
+	bool ok = index && sets && first;
+	json_array_foreach(list, i, x) {
+		json_int_t rank = json_integer_value(json_object_get(x, "rank"));
+		char *key = NULL;
+		if (!ok || rank < 0 || asprintf(&key, "%s\x1f%s", str(x, "item") ?: "", str(x, "message") ?: "") < 0) {
+			/* no rank to gather by (or no memory): as it is */
+			printf("problem: rank %lld: %s: %s\n", (long long)rank, str(x, "item"), str(x, "message"));
+			continue;
+		}
+		json_t *at = json_object_get(index, key);
+		size_t k = at ? (size_t)json_integer_value(at) : n;
+		if (!at) {
+			json_object_set_new(index, key, json_integer((json_int_t)n));
+			cq_ranges_init(&sets[n]);
+			first[n++] = x;
+		}
+		struct cq_error *err = cq_ranges_add(&sets[k], (uint64_t)rank, (uint64_t)rank);
+		cq_error_destroy(err);
+		free(key);
+	}
+	for (size_t k = 0; k < n; k++) {
+		char *r = cq_ranges_format(&sets[k]);
+		printf("problem: rank%s %s: %s: %s\n", cq_ranges_count(&sets[k]) > 1 ? "s" : "", r ? r : "?",
+		       str(first[k], "item"), str(first[k], "message"));
+		free(r);
+		cq_ranges_deinit(&sets[k]);
+	}
+	free(sets);
+	free(first);
+	json_decref(index);
+}
+
 static void print_job(json_t *job)
 {
 	json_t *x, *y;
@@ -273,8 +315,8 @@ static void print_job(json_t *job)
 			printf(" %lld", (long long)json_integer_value(y));
 		printf(" in %s on %s (%s); not in it:", str(x, "call"), str(x, "comm"), str(x, "comm_source"));
 		json_array_foreach(json_object_get(x, "elsewhere"), k, y)
-			printf("%s rank %lld in %s", k ? "," : "", (long long)json_integer_value(json_object_get(y, "rank")),
-			       str(y, "in"));
+			printf("%s rank %lld %s%s", k ? "," : "", (long long)json_integer_value(json_object_get(y, "rank")),
+			       !strncmp(str(y, "in") ?: "", "MPI_", 4) ? "in " : "", str(y, "in"));
 		printf("\n");
 	}
 	json_array_foreach(json_object_get(job, "posted"), i, x) {
@@ -300,9 +342,7 @@ static void print_job(json_t *job)
 		printf("FAILED: %s: %s\n", str(x, "core"), str(x, "error"));
 	json_array_foreach(json_object_get(job, "problems"), i, x)
 		printf("problem: rank %lld: %s\n", (long long)json_integer_value(json_object_get(x, "rank")), str(x, "why"));
-	json_array_foreach(json_object_get(job, "rank_problems"), i, x)
-		printf("problem: rank %lld: %s: %s\n", (long long)json_integer_value(json_object_get(x, "rank")),
-		       str(x, "item"), str(x, "message"));
+	print_rank_problems(json_object_get(job, "rank_problems"));
 	size_t nfailed = json_array_size(json_object_get(job, "failed"));
 	if (!json_array_size(json_object_get(job, "deadlocks")) &&
 	    !json_array_size(json_object_get(job, "wildcard_stalls"))) {
