@@ -116,7 +116,14 @@ struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd
 	size_t nnames = 0;
 	struct cq_error *err = read_locations(core, names, &nnames, &ret->runtime);
 	if (o->plugin) {
-		/* The user named it: that is consent. It must still fit this host. */
+		/* The user named it: that is consent. It must still fit this host, and the core
+		 * must hold a runtime it can read: one that had not set OMPD up yet (the core was
+		 * taken before OpenMP started) or GCC's gave every ICV ompd_rc_bad_input, exit 0 */
+		if (err && err->code == CQ_ERR_PLUGIN) {
+			for (size_t i = 0; i < nnames; i++)
+				free(names[i]);
+			return err;
+		}
 		cq_error_destroy(err);
 		for (size_t i = 0; i < nnames; i++)
 			free(names[i]);
