@@ -22,9 +22,11 @@ struct ptr_table {
 	size_t mask, used;
 };
 
-/* The DWARF coreq opens itself for a file whose debug sections libelf cannot expand
- * (zstd): its handle (private, writable headers), the expanded bytes, the Dwarf; the
- * same for the dwz alt file it names. dw NULL: it could not be read (said once). */
+/* The DWARF coreq opens itself for a file: where libelf cannot expand its debug sections
+ * (zstd), and to look for split units beside it (libdwfl's in-place handle knows no
+ * directory). Its handle (over a descriptor; private, writable headers where sections are
+ * expanded), the expanded bytes, the Dwarf; the same for the dwz alt file it names. dw
+ * NULL: it could not be read (said once). */
 struct own_dwarf {
 	Elf *elf, *alt_elf;
 	struct cq_zsections *z, *alt_z;
