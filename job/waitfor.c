@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "corelib/text.h"
+#include "graph.h"
 #include "mpicall.h"
 #include "ranges.h"
 #include "tree.h"
+#include "verdict.h"
 #include "waitfor.h"
 
 enum { SEND, RECV, UNEXPECTED };
@@ -30,6 +32,7 @@ struct calls {
 	bool send, recv, requests; /* a thread waits on its sends, receives, every request */
 	const char *collective;    /* a thread is in this collective (C name), or NULL */
 	int collective_comm;       /* its communicator (index into comms), or -1 */
+	bool comm_assumed;         /* that communicator is a guess */
 	const char *comm_source;   /* how that communicator was chosen */
 	json_t *list;              /* the document's mpi_calls (borrowed) */
 };
@@ -336,80 +339,13 @@ static bool delivered(const struct job *j, const struct op *s)
 	return false;
 }
 
-/* ---- cycles: Tarjan over the definite wait-for edges ----
- * Nodes are the ranks present (node()); edges in compressed rows, each row in ascending
- * order, so components and the cycle shown are the same whatever order the documents came
- * in. Both walks are iterative: a chain of 100,000 waiting ranks must not overflow the
- * stack. */
-
-struct graph {
-	int n;
-	int *first, *to; /* row v: to[first[v] .. first[v + 1]) */
-	int *index, *low, *stack, *comp, *next;
-	bool *on;
-	int ncomp;
-};
-
-struct edge {
-	int from, to;
-};
-
-static int cmp_edge(const void *a, const void *b)
-{
-	const struct edge *x = a, *y = b;
-	return x->from != y->from ? (x->from > y->from) - (x->from < y->from) : (x->to > y->to) - (x->to < y->to);
-}
-
-static void strong(struct graph *g)
-{
-	int counter = 0, sp = 0;
-	int *call = malloc((size_t)g->n * sizeof(int)); /* the explicit call stack */
-	if (!call)
-		return;
-	for (int root = 0; root < g->n; root++) {
-		if (g->index[root] >= 0)
-			continue;
-		int depth = 0;
-		call[depth++] = root;
-		g->index[root] = g->low[root] = counter++;
-		g->stack[sp++] = root;
-		g->on[root] = true;
-		g->next[root] = g->first[root];
-		while (depth) {
-			int v = call[depth - 1];
-			if (g->next[v] < g->first[v + 1]) {
-				int w = g->to[g->next[v]++];
-				if (g->index[w] < 0) {
-					g->index[w] = g->low[w] = counter++;
-					g->stack[sp++] = w;
-					g->on[w] = true;
-					g->next[w] = g->first[w];
-					call[depth++] = w;
-				} else if (g->on[w] && g->index[w] < g->low[v]) {
-					g->low[v] = g->index[w];
-				}
-				continue;
-			}
-			if (g->low[v] == g->index[v]) {
-				int w;
-				do {
-					w = g->stack[--sp];
-					g->on[w] = false;
-					g->comp[w] = g->ncomp;
-				} while (w != v);
-				g->ncomp++;
-			}
-			depth--;
-			if (depth && g->low[v] < g->low[call[depth - 1]])
-				g->low[call[depth - 1]] = g->low[v];
-		}
-	}
-	free(call);
-}
+/* ---- cycles: strongly connected components of the wait-for edges (graph.h) ----
+ * Nodes are the ranks present (node()). The walk is iterative: a chain of 100,000 waiting
+ * ranks must not overflow the stack. */
 
 /* A cycle through @p start inside its component, depth-first with neighbours in ascending
  * order (the first one found, not the shortest): path[0..len] with path[len] == start. */
-static int cycle_from(const struct graph *g, int start, int *path, bool *seen)
+static int cycle_from(const struct cq_graph *g, int start, int *path, bool *seen)
 {
 	int depth = 0;
 	path[0] = start;
@@ -436,21 +372,20 @@ static int cycle_from(const struct graph *g, int start, int *path, bool *seen)
 	return 0;
 }
 
-static json_t *find_cycles(struct job *j, json_t *edges)
+/* The cycles of the wait-for graph @p edges, one per strongly connected component: of the
+ * definite edges, and with @p assumed also of the edges that rest on a guess. */
+static json_t *find_cycles(struct job *j, json_t *edges, bool assumed)
 {
 	json_t *cycles = json_array();
 	int n = (int)j->npresent;
 	size_t ne = 0, cap = json_array_size(edges);
 	if (n <= 0)
 		return cycles;
-	struct edge *el = malloc((cap + 1) * sizeof(*el));
-	struct graph g = {.n = n, .first = calloc((size_t)n + 1, sizeof(int)), .to = malloc((cap + 1) * sizeof(int)),
-			  .index = malloc(n * sizeof(int)), .low = malloc(n * sizeof(int)),
-			  .stack = malloc(n * sizeof(int)), .comp = malloc(n * sizeof(int)),
-			  .next = malloc(n * sizeof(int)), .on = calloc(n, sizeof(bool))};
+	struct cq_graph_edge *el = malloc((cap + 1) * sizeof(*el));
+	struct cq_graph g = {0};
 	int *path = malloc(((size_t)n + 1) * sizeof(int));
 	bool *seen = calloc((size_t)n, sizeof(bool));
-	if (!el || !g.first || !g.to || !g.index || !g.low || !g.stack || !g.comp || !g.next || !g.on || !path || !seen)
+	if (!el || !path || !seen)
 		goto out;
 	json_t *e;
 	size_t i;
@@ -459,19 +394,12 @@ static json_t *find_cycles(struct job *j, json_t *edges)
 		json_t *tv = json_object_get(e, "to");
 		int to = json_is_integer(tv) ? node(j, (int)json_integer_value(tv)) : -1;
 		if (json_is_true(json_object_get(e, "waits")) && !json_is_true(json_object_get(e, "wildcard")) &&
-		    from >= 0 && to >= 0)
-			el[ne++] = (struct edge){from, to};
+		    (assumed || !json_is_true(json_object_get(e, "assumed"))) && from >= 0 && to >= 0)
+			el[ne++] = (struct cq_graph_edge){from, to};
 	}
-	qsort(el, ne, sizeof(*el), cmp_edge);
-	for (size_t k = 0; k < ne; k++) {
-		g.to[k] = el[k].to;
-		g.first[el[k].from + 1]++;
-	}
-	for (int v = 0; v < n; v++)
-		g.first[v + 1] += g.first[v];
-	for (int v = 0; v < n; v++)
-		g.index[v] = -1;
-	strong(&g);
+	if (!cq_graph_init(&g, n, el, ne))
+		goto out;
+	cq_graph_strong(&g);
 	/* members of each component, ascending: components in Tarjan's order */
 	int *cfirst = calloc((size_t)g.ncomp + 1, sizeof(int)), *members = malloc((size_t)n * sizeof(int));
 	if (!cfirst || !members) {
@@ -511,15 +439,53 @@ out:
 	free(el);
 	free(path);
 	free(seen);
-	free(g.first);
-	free(g.to);
-	free(g.index);
-	free(g.low);
-	free(g.stack);
-	free(g.comp);
-	free(g.next);
-	free(g.on);
+	cq_graph_free(&g);
 	return cycles;
+}
+
+/* The cycles that only the edges resting on a guess close (a collective's communicator
+ * taken as MPI_COMM_WORLD, an order of two collectives neither decides), each with what it
+ * assumes: never a DEADLOCK, said as possible. */
+static json_t *possible_cycles(struct job *j, json_t *edges, json_t *definite)
+{
+	json_t *all = find_cycles(j, edges, true), *out = json_array(), *c, *d, *e;
+	size_t i, k, x;
+	bool *in = calloc(j->npresent + 1, sizeof(bool));
+	json_array_foreach(all, i, c) {
+		if (!in)
+			break;
+		bool known = false;
+		json_array_foreach(definite, k, d)
+			known |= json_equal(json_object_get(c, "ranks"), json_object_get(d, "ranks"));
+		if (known)
+			continue;
+		/* the guesses of the edges inside the component, each once (a mark per rank
+		 * present: the edges are walked once per component, not once per member) */
+		json_t *members = json_object_get(c, "ranks"), *assuming = json_array();
+		json_array_foreach(members, x, d)
+			if (node(j, (int)json_integer_value(d)) >= 0)
+				in[node(j, (int)json_integer_value(d))] = true;
+		json_array_foreach(edges, k, e) {
+			const char *a = json_string_value(json_object_get(e, "assumption"));
+			int from = node(j, (int)json_integer_value(json_object_get(e, "from")));
+			int to = node(j, (int)json_integer_value(json_object_get(e, "to")));
+			bool dup = false;
+			if (!a || from < 0 || to < 0 || !in[from] || !in[to] || json_array_size(assuming) >= 16)
+				continue;
+			json_array_foreach(assuming, x, d)
+				dup |= !strcmp(json_string_value(d), a);
+			if (!dup)
+				json_array_append_new(assuming, json_string(a));
+		}
+		json_array_foreach(members, x, d)
+			if (node(j, (int)json_integer_value(d)) >= 0)
+				in[node(j, (int)json_integer_value(d))] = false;
+		json_object_set_new(c, "assuming", assuming);
+		json_array_append(out, c);
+	}
+	json_decref(all);
+	free(in);
+	return out;
 }
 
 /* Whether a thread of the rank of pending operation @p o waits on it: its rank is inside
@@ -536,8 +502,9 @@ static bool waited_on(const struct job *j, const struct op *o)
 }
 
 /* The communicator of rank @p v's collective: the only one of more than one rank its
- * document lists, else MPI_COMM_WORLD (the call's communicator argument is not recovered
- * from the stack; said so in comm_source). */
+ * document lists (a collective on it, or on one the DLL does not list), else
+ * MPI_COMM_WORLD as an assumption: the call's communicator argument is not recovered
+ * from the stack, and an edge resting on that guess never makes a DEADLOCK. */
 static void collective_comm(struct job *j, int v, json_t *doc)
 {
 	struct calls *c = &j->calls[v];
@@ -545,6 +512,7 @@ static void collective_comm(struct job *j, int v, json_t *doc)
 	size_t k;
 	int only = -1, many = 0, world = -1;
 	c->collective_comm = -1;
+	c->comm_assumed = false;
 	json_array_foreach(json_object_get(doc, "communicators"), k, cm) {
 		int ci = comm_index(j, cm);
 		if (ci < 0)
@@ -556,13 +524,16 @@ static void collective_comm(struct job *j, int v, json_t *doc)
 			many++;
 		}
 	}
-	if (many == 1) {
+	if (many == 1 && !json_is_true(json_object_get(doc, "communicators_assumed"))) {
 		c->collective_comm = only;
 		c->comm_source = "the only communicator of more than one rank the rank belongs to";
 	} else if (world >= 0) {
 		c->collective_comm = world;
-		c->comm_source = "taken as MPI_COMM_WORLD: the rank belongs to several communicators and the "
-				 "call's communicator argument is not recovered from the stack";
+		c->comm_assumed = true;
+		c->comm_source = many > 1 ? "assumed MPI_COMM_WORLD: the rank belongs to several communicators and the "
+					    "call's communicator argument is not recovered from the stack"
+					  : "assumed MPI_COMM_WORLD: the rank's communicators are not known (no message "
+					    "queues), and the call's argument is not recovered from the stack";
 	}
 }
 
@@ -586,9 +557,54 @@ static const char *rank_state(const struct job *j, int v)
 	return first ? first : "outside MPI";
 }
 
-/* Ranks inside a collective wait for every member of its communicator that is not inside
- * the same collective there: wait-for edges, and the collectives with the members
- * elsewhere (a mismatch when such a member is inside another blocking MPI call). */
+/* Collectives in which some members may return before every member has called: the
+ * non-roots of a rooted reduction or gather send their part and return, the root of a
+ * broadcast or scatter sends and returns (MPI-4.0 section 6.14: a collective may or may
+ * not synchronize). Every other one needs all members' calls before any returns. */
+static bool leaves_early(const char *call)
+{
+	static const char *const early[] = {"MPI_Bcast", "MPI_Gather", "MPI_Gatherv", "MPI_Reduce",
+					    "MPI_Scatter", "MPI_Scatterv"};
+	for (size_t i = 0; call && i < sizeof(early) / sizeof(early[0]); i++)
+		if (!strcmp(call, early[i]))
+			return true;
+	return false;
+}
+
+/* Where a member in collective @p other on the same communicator stands against a rank in
+ * collective @p mine: collectives on one communicator are called in the same order by
+ * every member, so one of the two came first. A member can be in a later one only after
+ * returning early from the earlier: that one must let members leave early and the later
+ * one not (else both readings are possible). */
+enum order { BEHIND, AHEAD, UNKNOWN };
+
+static enum order collective_order(const char *mine, const char *other)
+{
+	bool m = leaves_early(mine), o = leaves_early(other);
+	if (m && !o)
+		return AHEAD;  /* it returned early from mine and went on into its own */
+	if (o && !m)
+		return BEHIND; /* it is still in the earlier one, which I returned early from */
+	return UNKNOWN;
+}
+
+static void add_collective_edge(json_t *edges, int from, int to, const char *call, const char *comm,
+				const char *assumption)
+{
+	json_t *e = json_pack("{s:i, s:i, s:b, s:b, s:{s:s, s:i, s:s, s:s}}", "from", from, "to", to, "waits", 1,
+			      "wildcard", 0, "op", "kind", "collective", "rank", from, "call", call, "comm", comm);
+	if (assumption) {
+		json_object_set_new(e, "assumed", json_true());
+		json_object_set_new(e, "assumption", cq_json_str(assumption));
+	}
+	json_array_append_new(edges, e);
+}
+
+/* Ranks inside a collective wait for every member of its communicator that has not reached
+ * it: outside MPI, in point-to-point, in a collective on another communicator, or in an
+ * earlier collective on this one. A member in a later collective there (it returned early
+ * from this one) is ahead, not waited for. The collectives, with the members elsewhere (a
+ * mismatch when a member is inside a blocking call that cannot come before or after). */
 static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 {
 	json_t *out = json_array(), *doc;
@@ -614,32 +630,52 @@ static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 				entry = e;
 		bool fresh = !entry;
 		if (fresh) {
-			entry = json_pack("{s:s, s:I, s:s, s:o, s:s, s:o, s:b}", "call", c->collective, "comm_index",
-					  (json_int_t)comm, "comm", comm_name(j, comm), "ranks", json_array(),
-					  "comm_source", c->comm_source, "elsewhere", json_array(), "mismatch", 0);
+			entry = json_pack("{s:s, s:I, s:s, s:o, s:s, s:b, s:o, s:o, s:b}", "call", c->collective,
+					  "comm_index", (json_int_t)comm, "comm", comm_name(j, comm), "ranks", json_array(),
+					  "comm_source", c->comm_source, "comm_assumed", 0, "elsewhere", json_array(),
+					  "ahead", json_array(), "mismatch", 0);
 			json_array_append_new(out, entry);
 		}
 		json_array_append_new(json_object_get(entry, "ranks"), json_integer(rank));
+		char assumption[160];
+		if (c->comm_assumed) {
+			snprintf(assumption, sizeof(assumption), "rank %d's %s is on %s", rank, c->collective,
+				 comm_name(j, comm));
+			json_object_set_new(entry, "comm_assumed", json_true());
+		}
 		json_t *m;
 		json_array_foreach(j->comms[comm].group, k, m) {
 			int to = intval(m, -1), w = node(j, to);
 			if (to < 0 || to == rank)
 				continue;
 			const struct calls *tc = w >= 0 ? &j->calls[w] : NULL;
-			if (tc && tc->collective && tc->collective_comm == comm && !strcmp(tc->collective, c->collective))
+			bool there = tc && tc->collective && tc->collective_comm == comm;
+			if (there && !strcmp(tc->collective, c->collective))
 				continue; /* in it too */
+			enum order ord = there ? collective_order(c->collective, tc->collective) : BEHIND;
+			const char *st = rank_state(j, w);
+			if (ord == AHEAD) {
+				if (fresh)
+					json_array_append_new(json_object_get(entry, "ahead"),
+							      json_pack("{s:i, s:s}", "rank", to, "in", st));
+				continue;
+			}
 			blocked[v] = true;
+			/* an order neither call decides is a guess too: both members' edges rest on it */
+			char unknown[200];
+			if (ord == UNKNOWN)
+				snprintf(unknown, sizeof(unknown), "rank %d's %s on %s comes before rank %d's %s", to,
+					 tc->collective, comm_name(j, comm), rank, c->collective);
+			const char *why = c->comm_assumed ? assumption :
+					  ord == UNKNOWN && leaves_early(c->collective) ? unknown : NULL;
 			if (w >= 0)
-				json_array_append_new(edges, json_pack("{s:i, s:i, s:b, s:b, s:{s:s, s:i, s:s, s:s}}", "from",
-								       rank, "to", to, "waits", 1, "wildcard", 0, "op",
-								       "kind", "collective", "rank", rank, "call",
-								       c->collective, "comm", comm_name(j, comm)));
+				add_collective_edge(edges, rank, to, c->collective, comm_name(j, comm), why);
 			if (!fresh)
 				continue; /* the members elsewhere are listed once per entry */
-			const char *st = rank_state(j, w);
 			json_array_append_new(json_object_get(entry, "elsewhere"),
 					      json_pack("{s:i, s:s}", "rank", to, "in", st));
-			if (cq_mpi_call_waits(st) != CQ_MPI_WAITS_NOTHING)
+			/* a member in a blocking call that is not an earlier collective here */
+			if (cq_mpi_call_waits(st) != CQ_MPI_WAITS_NOTHING && !(there && ord == BEHIND))
 				json_object_set_new(entry, "mismatch", json_true());
 		}
 	}
@@ -835,7 +871,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 		else
 			json_decref(who);
 	}
-	json_t *cycles = find_cycles(&j, edges);
+	json_t *cycles = find_cycles(&j, edges, false), *possible = possible_cycles(&j, edges, cycles);
 	json_t *blocked_ranks = json_array();
 	for (size_t v = 0; blocked && v < j.npresent; v++)
 		if (blocked[v])
@@ -854,6 +890,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 	json_object_set_new(out, "rank_problems", rank_problems);
 	json_object_set_new(out, "posted", posted);
 	json_object_set_new(out, "collectives", colls);
+	json_object_set_new(out, "possible_deadlocks", possible);
 	json_object_set_new(out, "calls", rank_calls(&j));
 	json_t *tree = stack_tree(&j, cycles);
 	if (tree)
@@ -868,6 +905,25 @@ json_t *cq_waitfor_job(json_t *ranks)
 							     json_string_value(json_object_get(f0, "error")) ?: "?"));
 	}
 	json_object_set(out, "ranks", ranks);
+	/* the first thing said: on whom the waits end, and where those ranks are; the stack
+	 * tree marks them (after the deadlock marks: the tree's marks keep their order) */
+	json_t *verdict = j.npresent ? cq_job_verdict(out) : NULL;
+	if (verdict) {
+		/* the ranks of a cycle are marked as the deadlock already */
+		struct cq_ranges outside;
+		cq_ranges_init(&outside);
+		json_t *b;
+		json_array_foreach(json_object_get(verdict, "blocking"), i, b)
+			if (!json_is_true(json_object_get(b, "cycle")))
+				cq_error_destroy(cq_ranges_add(&outside, (uint64_t)json_integer_value(json_object_get(b, "rank")),
+							       (uint64_t)json_integer_value(json_object_get(b, "rank"))));
+		char *br = cq_ranges_count(&outside) ? cq_ranges_format(&outside) : NULL;
+		if (tree && br)
+			cq_error_destroy(cq_tree_mark(tree, "blocking", br));
+		free(br);
+		cq_ranges_deinit(&outside);
+		json_object_set_new(out, "verdict", verdict);
+	}
 	free(blocked);
 	free(has_ops);
 	for (size_t k = 0; j.why_not && k < j.nranks; k++)
@@ -920,7 +976,11 @@ char *cq_waitfor_dot(json_t *job)
 			idle |= json_integer_value(r) == json_integer_value(rank);
 		json_array_foreach(json_object_get(job, "blocked"), k, r)
 			blocked |= json_integer_value(r) == json_integer_value(rank);
-		const char *color = json_object_get(in_cycle, key) ? "red" : blocked ? "orange" :
+		/* the ranks the waits end on (the verdict's blocking set), outside a cycle */
+		bool blocking = false;
+		json_array_foreach(json_object_get(json_object_get(job, "verdict"), "blocking"), k, r)
+			blocking |= json_integer_value(json_object_get(r, "rank")) == json_integer_value(rank);
+		const char *color = json_object_get(in_cycle, key) ? "red" : blocking ? "purple" : blocked ? "orange" :
 				    idle ? "gray" : "black";
 		fprintf(f, "  r%s [label=\"rank %s\\npid %lld%s", key, key,
 			(long long)json_integer_value(json_object_get(doc, "pid")), idle ? "\\nno MPI operation" : "");
@@ -931,7 +991,8 @@ char *cq_waitfor_dot(json_t *job)
 				fputs("\\n", f);
 				dot_string(f, json_string_value(json_object_get(cl, "in")));
 			}
-		fprintf(f, "\", color=%s];\n", color);
+		bool straggler = blocking && !json_object_get(in_cycle, key); /* a cycle's ranks are red already */
+		fprintf(f, "%s\", color=%s%s];\n", straggler ? "\\nBLOCKING" : "", color, straggler ? ", penwidth=3" : "");
 	}
 	json_t *e;
 	json_array_foreach(json_object_get(job, "wait_for"), i, e) {
@@ -951,7 +1012,8 @@ char *cq_waitfor_dot(json_t *job)
 		dot_string(f, t);
 		fputs("\\n", f);
 		dot_string(f, json_string_value(json_object_get(op, "comm")));
-		fprintf(f, "\"%s];\n", json_is_true(json_object_get(e, "wildcard")) ? ", style=dashed" : "");
+		fprintf(f, "\"%s];\n", json_is_true(json_object_get(e, "wildcard")) ? ", style=dashed" :
+			json_is_true(json_object_get(e, "assumed")) ? ", style=dotted" : "");
 	}
 	fprintf(f, "}\n");
 	fclose(f);

@@ -32,6 +32,8 @@ enum cq_exit {
 	CQ_EXIT_QUERY = 7,       /**< the requested item cannot be answered (symbol, address) */
 	CQ_EXIT_INTERNAL = 8,    /**< out of memory or a library failed */
 	CQ_EXIT_PLUGIN = 9,      /**< debugger plugin missing, refused (untrusted) or unusable */
+	CQ_EXIT_DEADLOCK = 10,   /**< mqd job view: a deadlock cycle of definite waits */
+	CQ_EXIT_POSSIBLE_DEADLOCK = 11, /**< mqd job view: a cycle only waits resting on a guess close */
 };
 
 struct cq_cli {

@@ -266,6 +266,9 @@ static void print_job(json_t *job)
 {
 	json_t *x, *y;
 	size_t i, k;
+	/* first: on whom the waits end (job/verdict.h) */
+	if (str(json_object_get(job, "verdict"), "text"))
+		printf("verdict: %s\n", cq_esc(str(json_object_get(job, "verdict"), "text")));
 	printf("job: %lld rank(s), %zu communicator(s)\n", (long long)json_integer_value(json_object_get(job, "nranks")),
 	       json_array_size(json_object_get(job, "communicators")));
 	if (str(job, "error")) {
@@ -295,6 +298,15 @@ static void print_job(json_t *job)
 			printf("%s%lld", k ? " -> " : " ", (long long)json_integer_value(y));
 		printf("\n");
 	}
+	json_array_foreach(json_object_get(job, "possible_deadlocks"), i, x) {
+		printf("POSSIBLE DEADLOCK: cycle");
+		json_array_foreach(json_object_get(x, "cycle"), k, y)
+			printf("%s%lld", k ? " -> " : " ", (long long)json_integer_value(y));
+		printf(", assuming");
+		json_array_foreach(json_object_get(x, "assuming"), k, y)
+			printf("%s%s", k ? " and " : " ", cq_esc(json_string_value(y)));
+		printf("\n");
+	}
 	json_array_foreach(json_object_get(job, "wildcard_stalls"), i, x) {
 		printf("STALLED wildcard receive: ");
 		print_op_ref(json_object_get(x, "receive"));
@@ -313,10 +325,17 @@ static void print_job(json_t *job)
 		printf("%s: rank(s)", json_is_true(json_object_get(x, "mismatch")) ? "COLLECTIVE MISMATCH" : "collective");
 		json_array_foreach(json_object_get(x, "ranks"), k, y)
 			printf(" %lld", (long long)json_integer_value(y));
-		printf(" in %s on %s (%s); not in it:", str(x, "call"), str(x, "comm"), str(x, "comm_source"));
-		json_array_foreach(json_object_get(x, "elsewhere"), k, y)
-			printf("%s rank %lld %s%s", k ? "," : "", (long long)json_integer_value(json_object_get(y, "rank")),
-			       !strncmp(str(y, "in") ?: "", "MPI_", 4) ? "in " : "", str(y, "in"));
+		printf(" in %s on %s (%s)", str(x, "call"), cq_esc(str(x, "comm")), str(x, "comm_source"));
+		static const char *const parts[][2] = {{"elsewhere", "not in it, waited for"},
+						      {"ahead", "already past it (in a later one)"}};
+		for (int l = 0; l < 2; l++) {
+			json_t *list = json_object_get(x, parts[l][0]);
+			if (json_array_size(list))
+				printf("; %s:", parts[l][1]);
+			json_array_foreach(list, k, y)
+				printf("%s rank %lld %s%s", k ? "," : "", (long long)json_integer_value(json_object_get(y, "rank")),
+				       !strncmp(str(y, "in") ?: "", "MPI_", 4) ? "in " : "", str(y, "in"));
+		}
 		printf("\n");
 	}
 	json_array_foreach(json_object_get(job, "posted"), i, x) {
@@ -380,7 +399,10 @@ int cq_cmd_mqd(struct cq_cli *cli)
 		json_t *docs = per_rank(cli, cli->args, cli->nargs, n > 0 ? (int)n : 1);
 		json_t *job = cq_waitfor_job(docs);
 		json_decref(docs);
-		int rc = json_array_size(json_object_get(job, "failed")) || json_array_size(json_object_get(job, "problems")) ||
+		/* a finding outranks missing pieces: a deadlock found among what was known is one */
+		int rc = json_array_size(json_object_get(job, "deadlocks")) ? CQ_EXIT_DEADLOCK :
+			 json_array_size(json_object_get(job, "possible_deadlocks")) ? CQ_EXIT_POSSIBLE_DEADLOCK :
+			 json_array_size(json_object_get(job, "failed")) || json_array_size(json_object_get(job, "problems")) ||
 				 json_array_size(json_object_get(job, "rank_problems")) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 		if (json_object_get(job, "error")) {
 			/* no rank analyzed: as `coreq stacks` when no input merged */
@@ -390,8 +412,8 @@ int cq_cmd_mqd(struct cq_cli *cli)
 		if (cli->dot || cli->svg) {
 			/* an output refused (onto an input: usage) says so whatever the analysis found */
 			int grc = cq_write_graph(cli, cq_waitfor_dot(job));
-			if (grc > rc || grc == CQ_EXIT_USAGE)
-				rc = grc;
+			if (grc > CQ_EXIT_PARTIAL)
+				rc = grc; /* the graph not written: said over the finding */
 		}
 		if (cli->json) {
 			cq_emit_json(job);

@@ -96,7 +96,8 @@ static void usage(FILE *f)
 		"\nexit status: 0 ok, 1 done with missing pieces (listed), 2 usage, 3 cannot read input,\n"
 		"4 not a core / unsupported architecture, 5 malformed core, 6 bad compressed input,\n"
 		"7 item not answerable (symbol, address, thread), 8 internal error,\n"
-		"9 debugger plugin missing, untrusted or unusable\n");
+		"9 debugger plugin missing, untrusted or unusable; mqd job view: 10 deadlock,\n"
+		"11 possible deadlock (a cycle resting on a guess, named)\n");
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: MIT */
+/* The job view's verdict: the blocking set and where each of its ranks is (verdict.h). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corelib/error.h"
+#include "corelib/text.h"
+#include "graph.h"
+#include "ranges.h"
+#include "verdict.h"
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* The ranks of the graph: those analyzed and every end of an edge, sorted and distinct. */
+struct nodes {
+	int *rank;
+	size_t n;
+};
+
+static int node_of(const struct nodes *ns, json_int_t rank)
+{
+	if (rank < 0 || rank > (1 << 30))
+		return -1;
+	int r = (int)rank;
+	const int *p = bsearch(&r, ns->rank, ns->n, sizeof(int), cmp_int);
+	return p ? (int)(p - ns->rank) : -1;
+}
+
+static bool collect_nodes(const json_t *job, struct nodes *ns)
+{
+	const json_t *calls = json_object_get(job, "calls"), *edges = json_object_get(job, "wait_for"), *x;
+	size_t i, cap = json_array_size(calls) + 2 * json_array_size(edges) + 1;
+	ns->rank = malloc(cap * sizeof(int));
+	ns->n = 0;
+	if (!ns->rank)
+		return false;
+	json_array_foreach(calls, i, x)
+		ns->rank[ns->n++] = (int)json_integer_value(json_object_get(x, "rank"));
+	json_array_foreach(edges, i, x) {
+		ns->rank[ns->n++] = (int)json_integer_value(json_object_get(x, "from"));
+		ns->rank[ns->n++] = (int)json_integer_value(json_object_get(x, "to"));
+	}
+	qsort(ns->rank, ns->n, sizeof(int), cmp_int);
+	size_t w = 0;
+	for (size_t k = 0; k < ns->n; k++)
+		if (ns->rank[k] >= 0 && (!w || ns->rank[w - 1] != ns->rank[k]))
+			ns->rank[w++] = ns->rank[k];
+	ns->n = w;
+	return true;
+}
+
+/* Per node: the first analyzed document of its rank (the job view keeps the first one
+ * given) and its entry in the job's calls; one pass over each list. */
+static void index_nodes(const json_t *job, const struct nodes *ns, const json_t **docs, const json_t **calls)
+{
+	const json_t *d;
+	size_t i;
+	json_array_foreach(json_object_get(job, "ranks"), i, d) {
+		int v = json_is_integer(json_object_get(d, "rank")) && !json_object_get(d, "error") ?
+			node_of(ns, json_integer_value(json_object_get(d, "rank"))) : -1;
+		if (v >= 0 && !docs[v])
+			docs[v] = d;
+	}
+	json_array_foreach(json_object_get(job, "calls"), i, d) {
+		int v = node_of(ns, json_integer_value(json_object_get(d, "rank")));
+		if (v >= 0 && !calls[v])
+			calls[v] = d;
+	}
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* A frame as a place: its name, and the file and line where known, else its module. */
+static json_t *place(const json_t *f)
+{
+	const char *name = str(f, "demangled") ?: str(f, "function"), *file = str(f, "file");
+	const char *module = str(f, "module");
+	json_int_t line = json_integer_value(json_object_get(f, "line"));
+	char *text = NULL;
+	const char *base = file ? strrchr(file, '/') : NULL;
+	base = base ? base + 1 : file;
+	int ok;
+	if (name && base && line > 0)
+		ok = asprintf(&text, "%s (%s:%lld)", name, base, (long long)line);
+	else if (name)
+		ok = asprintf(&text, "%s (%s)", name, module ?: "?");
+	else
+		ok = asprintf(&text, "%s+%s", module ?: "?", str(f, "module_offset") ?: "?");
+	if (ok < 0)
+		return NULL;
+	json_t *p = json_pack("{s:s?, s:s?, s:s?, s:s?, s:o}", "function", str(f, "function"), "demangled",
+			      str(f, "demangled"), "file", file, "module", module, "text", cq_json_str(text));
+	json_object_set_new(p, "line", line > 0 ? json_integer(line) : json_null());
+	free(text);
+	return p;
+}
+
+static const json_t *thread_of(const json_t *stacks, const json_t *tid)
+{
+	const json_t *t;
+	size_t i;
+	json_array_foreach(json_object_get(stacks, "threads"), i, t)
+		if (json_equal((json_t *)json_object_get(t, "tid"), (json_t *)tid))
+			return t;
+	return NULL;
+}
+
+/* Where the rank of document @p doc is (verdict.h), or NULL when its stacks are unknown. */
+static json_t *where_of(const json_t *doc)
+{
+	const json_t *stacks = json_object_get(doc, "stacks"), *c, *pick = NULL;
+	size_t i;
+	/* the thread in a blocking MPI call (the first one), else in any MPI call */
+	json_array_foreach(json_object_get(doc, "mpi_calls"), i, c)
+		if (!pick || (!strcmp(str(pick, "waits") ?: "", "nothing") && strcmp(str(c, "waits") ?: "", "nothing")))
+			pick = c;
+	if (pick) {
+		const json_t *frames = json_object_get(thread_of(stacks, json_object_get(pick, "tid")), "frames");
+		json_int_t k = json_integer_value(json_object_get(pick, "frame"));
+		const json_t *caller = k >= 0 ? json_array_get(frames, (size_t)k + 1) : NULL;
+		return caller ? place(caller) : NULL;
+	}
+	const json_t *t = json_array_get(json_object_get(stacks, "threads"), 0);
+	const json_t *frames = json_object_get(t, "frames"), *uf = json_object_get(t, "user_frame");
+	size_t from = json_is_integer(uf) && json_integer_value(uf) >= 0 ? (size_t)json_integer_value(uf) : 0;
+	/* the program's own code has lines where it has DWARF: the innermost such frame */
+	for (size_t k = from; k < json_array_size(frames); k++)
+		if (json_integer_value(json_object_get(json_array_get(frames, k), "line")) > 0)
+			return place(json_array_get(frames, k));
+	return json_array_size(frames) > from ? place(json_array_get(frames, from)) : NULL;
+}
+
+/* "rank 3" or "ranks 0-1,3" for the set @p s. */
+static char *ranks_text(const struct cq_ranges *s)
+{
+	char *r = cq_ranges_format(s), *out = NULL;
+	if (r && asprintf(&out, "rank%s %s", cq_ranges_count(s) > 1 ? "s" : "", r) < 0)
+		out = NULL;
+	free(r);
+	return out;
+}
+
+static void add_rank(struct cq_ranges *s, int rank)
+{
+	cq_error_destroy(cq_ranges_add(s, (uint64_t)rank, (uint64_t)rank));
+}
+
+/* The blocking ranks grouped by what is said of them ("outside MPI in f (a.c:3)"), each
+ * group as "rank(s) R: what" into @p f; with one group and @p which, as ", which is/are
+ * what". */
+static void say_groups(FILE *f, json_t *blocking, bool which)
+{
+	json_t *groups = json_object(), *b, *order = json_array();
+	size_t i;
+	json_array_foreach(blocking, i, b) {
+		const char *what = str(b, "said");
+		json_t *g = json_object_get(groups, what);
+		if (!g) {
+			g = json_array();
+			json_object_set_new(groups, what, g);
+			json_array_append_new(order, json_string(what));
+		}
+		json_array_append(g, json_object_get(b, "rank"));
+	}
+	json_t *w;
+	json_array_foreach(order, i, w) {
+		struct cq_ranges s;
+		cq_ranges_init(&s);
+		json_t *r;
+		size_t k;
+		json_array_foreach(json_object_get(groups, json_string_value(w)), k, r)
+			add_rank(&s, (int)json_integer_value(r));
+		char *rt = ranks_text(&s);
+		if (which && json_array_size(order) == 1)
+			fprintf(f, ", which %s %s", cq_ranges_count(&s) > 1 ? "are" : "is", json_string_value(w));
+		else
+			fprintf(f, "%s%s %s", i ? "; " : ": ", rt ? rt : "?", json_string_value(w));
+		free(rt);
+		cq_ranges_deinit(&s);
+	}
+	json_decref(groups);
+	json_decref(order);
+}
+
+/* What is said of a blocking rank: where it is, and in what. */
+static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle)
+{
+	json_t *where = doc ? where_of(doc) : NULL;
+	const char *at = json_string_value(json_object_get(where, "text"));
+	char *said = NULL;
+	int ok;
+	if (!doc)
+		ok = asprintf(&said, "not analyzed (no document for it)");
+	else if (!in || !strcmp(in, "outside MPI"))
+		ok = asprintf(&said, "outside MPI%s%s", at ? " in " : "", at ?: "");
+	else
+		ok = asprintf(&said, "%s%s%s%s", strncmp(in, "MPI_", 4) ? "" : "in ", in, at ? " from " : "", at ?: "");
+	json_t *b = json_pack("{s:i, s:s?, s:o, s:b, s:o}", "rank", rank, "in", doc ? in : NULL, "where",
+			      where ? where : json_null(), "cycle", cycle, "said", cq_json_str(ok < 0 ? "?" : said));
+	free(said);
+	return b;
+}
+
+/* Where several blocking ranks stand in one function at different lines: the lowest line
+ * is the least progressed (NULL when no function is shared at different lines). One pass
+ * gathers each function's lowest and highest line, the next picks the first function
+ * whose two differ. */
+static json_t *least_progressed(json_t *blocking)
+{
+	json_t *seen = json_object(), *b, *best = NULL;
+	size_t i;
+	json_array_foreach(blocking, i, b) {
+		const json_t *w = json_object_get(b, "where");
+		json_int_t line = json_integer_value(json_object_get(w, "line"));
+		const char *fn = str(w, "function");
+		if (!fn || line <= 0)
+			continue;
+		json_t *s = json_object_get(seen, fn);
+		if (!s) {
+			json_object_set_new(seen, fn, json_pack("{s:I, s:I, s:O}", "lo", line, "hi", line, "b", b));
+			continue;
+		}
+		if (line < json_integer_value(json_object_get(s, "lo"))) {
+			json_object_set_new(s, "lo", json_integer(line));
+			json_object_set(s, "b", b);
+		}
+		if (line > json_integer_value(json_object_get(s, "hi")))
+			json_object_set_new(s, "hi", json_integer(line));
+	}
+	json_array_foreach(blocking, i, b) {
+		json_t *s = json_object_get(seen, str(json_object_get(b, "where"), "function") ?: "");
+		if (s && json_integer_value(json_object_get(s, "lo")) != json_integer_value(json_object_get(s, "hi"))) {
+			best = json_object_get(s, "b");
+			break;
+		}
+	}
+	json_t *out = best ? json_pack("{s:O, s:O}", "rank", json_object_get(best, "rank"), "where",
+				       json_object_get(best, "where")) : NULL;
+	json_decref(seen);
+	return out;
+}
+
+json_t *cq_job_verdict(const json_t *job)
+{
+	struct nodes ns = {0};
+	struct cq_graph g = {0};
+	const json_t *edges = json_object_get(job, "wait_for"), *e, *x;
+	size_t i, ne = 0;
+	struct cq_graph_edge *el = malloc((json_array_size(edges) + 1) * sizeof(*el));
+	json_t *out = NULL;
+	bool *reached = NULL, *leaves = NULL;
+	int *queue = NULL;
+	const json_t **docs = NULL, **calls = NULL;
+	if (!el || !collect_nodes(job, &ns))
+		goto out;
+	json_array_foreach(edges, i, e) {
+		int from = node_of(&ns, json_integer_value(json_object_get(e, "from")));
+		int to = node_of(&ns, json_integer_value(json_object_get(e, "to")));
+		if (from >= 0 && to >= 0)
+			el[ne++] = (struct cq_graph_edge){from, to};
+	}
+	int n = (int)ns.n;
+	reached = calloc((size_t)n + 1, sizeof(bool));
+	queue = malloc(((size_t)n + 1) * sizeof(int));
+	docs = calloc((size_t)n + 1, sizeof(*docs));
+	calls = calloc((size_t)n + 1, sizeof(*calls));
+	if (!reached || !queue || !docs || !calls || !cq_graph_init(&g, n, el, ne))
+		goto out;
+	index_nodes(job, &ns, docs, calls);
+	cq_graph_strong(&g);
+	leaves = calloc((size_t)g.ncomp + 1, sizeof(bool)); /* a component with an edge out of it */
+	bool *cyclic = calloc((size_t)g.ncomp + 1, sizeof(bool));
+	if (!leaves || !cyclic) {
+		free(cyclic);
+		goto out;
+	}
+	for (int v = 0; v < n; v++)
+		for (int k = g.first[v]; k < g.first[v + 1]; k++) {
+			int w = g.to[k];
+			if (g.comp[w] != g.comp[v])
+				leaves[g.comp[v]] = true;
+			else
+				cyclic[g.comp[v]] = true; /* an edge inside: a cycle (or a self-wait) */
+		}
+	/* every rank reached from a waiting rank; the waits end in the components nothing leaves */
+	struct cq_ranges waiting, blocking_set;
+	cq_ranges_init(&waiting);
+	cq_ranges_init(&blocking_set);
+	size_t qn = 0;
+	for (int v = 0; v < n; v++)
+		if (g.first[v + 1] > g.first[v]) {
+			reached[v] = true;
+			queue[qn++] = v;
+			add_rank(&waiting, ns.rank[v]);
+		}
+	for (size_t q = 0; q < qn; q++)
+		for (int k = g.first[queue[q]]; k < g.first[queue[q] + 1]; k++)
+			if (!reached[g.to[k]]) {
+				reached[g.to[k]] = true;
+				queue[qn++] = g.to[k];
+			}
+	json_t *blocking = json_array();
+	for (int v = 0; v < n; v++) {
+		if (!reached[v] || leaves[g.comp[v]])
+			continue;
+		json_array_append_new(blocking, describe(docs[v], ns.rank[v], str(calls[v], "in"), cyclic[g.comp[v]]));
+		add_rank(&blocking_set, ns.rank[v]);
+	}
+	free(cyclic);
+	/* the text: what kind, who waits, on whom, where those are */
+	const json_t *dl = json_object_get(job, "deadlocks"), *pd = json_object_get(job, "possible_deadlocks");
+	const char *kind = json_array_size(dl) ? "deadlock" : json_array_size(pd) ? "possible_deadlock" :
+			   cq_ranges_count(&waiting) ? "blocked" : "none";
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *f = open_memstream(&text, &tlen);
+	if (f) {
+		char *wt = ranks_text(&waiting), *bt = ranks_text(&blocking_set);
+		if (!strcmp(kind, "none")) {
+			fputs(json_array_size(json_object_get(job, "calls")) ? "no rank waits on another" :
+			      "no rank analyzed", f);
+		} else {
+			const json_t *c0 = json_array_get(strcmp(kind, "deadlock") ? pd : dl, 0);
+			if (!strcmp(kind, "blocked")) {
+				fprintf(f, "%s wait%s, directly or through others, on %s", wt ? wt : "?",
+					cq_ranges_count(&waiting) > 1 ? "" : "s", bt ? bt : "?");
+				say_groups(f, blocking, true);
+			} else {
+				/* the cycle, where its ranks are, then who else waits on them */
+				fputs(!strcmp(kind, "deadlock") ? "DEADLOCK: cycle" : "POSSIBLE DEADLOCK, assuming ", f);
+				json_array_foreach(json_object_get(c0, "assuming"), i, x)
+					fprintf(f, "%s%s", i ? " and " : "", json_string_value(x));
+				if (strcmp(kind, "deadlock"))
+					fputs(": cycle", f);
+				json_array_foreach(json_object_get(c0, "cycle"), i, x)
+					fprintf(f, "%s%lld", i ? " -> " : " ", (long long)json_integer_value(x));
+				say_groups(f, blocking, false);
+				struct cq_ranges others;
+				cq_ranges_init(&others);
+				for (int v = 0; v < n; v++)
+					if (g.first[v + 1] > g.first[v] && !cq_ranges_has(&blocking_set, (uint64_t)ns.rank[v]))
+						add_rank(&others, ns.rank[v]);
+				char *ot = cq_ranges_count(&others) ? ranks_text(&others) : NULL;
+				if (ot)
+					fprintf(f, "; %s wait%s on them", ot, cq_ranges_count(&others) > 1 ? "" : "s");
+				free(ot);
+				cq_ranges_deinit(&others);
+			}
+		}
+		free(wt);
+		free(bt);
+		fclose(f);
+	}
+	json_t *lp = least_progressed(blocking), *b;
+	json_array_foreach(blocking, i, b)
+		json_object_del(b, "said");
+	char *wr = cq_ranges_format(&waiting), *br = cq_ranges_format(&blocking_set);
+	out = json_pack("{s:s, s:o, s:s, s:s, s:o}", "kind", kind, "text", cq_json_str(text ? text : "?"), "waiting",
+			wr ? wr : "", "blocking_ranks", br ? br : "", "blocking", blocking);
+	if (lp) {
+		json_object_set_new(out, "least_progressed", lp);
+		/* said after the places: which of the ranks in one function is behind */
+		const json_t *w = json_object_get(lp, "where");
+		json_t *t = json_sprintf("%s; least progressed: rank %lld at %s", json_string_value(json_object_get(out, "text")),
+					 (long long)json_integer_value(json_object_get(lp, "rank")), str(w, "text") ?: "?");
+		if (t)
+			json_object_set_new(out, "text", t);
+	}
+	free(wr);
+	free(br);
+	free(text);
+	cq_ranges_deinit(&waiting);
+	cq_ranges_deinit(&blocking_set);
+out:
+	free(el);
+	free(ns.rank);
+	free(reached);
+	free(queue);
+	free(leaves);
+	free(docs);
+	free(calls);
+	cq_graph_free(&g);
+	return out;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file verdict.h
+ * What a person triaging a hung job reads first: which ranks the waits end on, and where
+ * each of those is. The wait-for graph of a job view (waitfor.h: point-to-point waits,
+ * collectives, wildcard receives, edges resting on a guess) is followed from every waiting
+ * rank to the strongly connected components nothing leaves: a rank that waits on nobody
+ * (outside MPI, or in MPI with nothing pending on anyone), or a cycle (a deadlock). Those
+ * ranks are the blocking set.
+ *
+ * Where a rank is: for a rank in an MPI call, the call's caller (the program's code that
+ * made it); otherwise its first thread's first frame outside the C library (`user_frame`),
+ * moved to the innermost frame with a source line when the program's own code has DWARF.
+ * Where several blocking ranks stand in one function at different lines, the one at the
+ * lowest line is named the least progressed (STAT's temporal ordering, by line only: loop
+ * variables are not read).
+ */
+#ifndef COREQ_JOB_VERDICT_H
+#define COREQ_JOB_VERDICT_H
+
+#include <jansson.h>
+
+/**
+ * The verdict of the job view @p job (a "coreq-mqd-job/1" document with wait_for,
+ * deadlocks, possible_deadlocks, calls and ranks): a new object {kind, text, waiting,
+ * blocking: [{rank, in, where, cycle}], least_progressed?}. kind is "deadlock",
+ * "possible_deadlock", "blocked" (ranks wait, on ranks that do not) or "none".
+ */
+json_t *cq_job_verdict(const json_t *job);
+
+#endif
