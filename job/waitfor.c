@@ -33,6 +33,8 @@ struct calls {
 	const char *collective;    /* a thread is in this collective (C name), or NULL */
 	int collective_comm;       /* its communicator (index into comms), or -1 */
 	bool comm_assumed;         /* that communicator is a guess */
+	int internal_comm;         /* the communicator of its collective traffic: -1 none, -2 several */
+	int internal_tag;          /* one of that traffic's tags */
 	const char *comm_source;   /* how that communicator was chosen */
 	json_t *list;              /* the document's mpi_calls (borrowed) */
 };
@@ -117,6 +119,17 @@ static bool in_group(const struct job *j, int c, int r)
 
 static void add_op(struct job *j, int rank, int cls, int comm, json_t *op)
 {
+	/* the library's own traffic (a collective's): not the program's operation, but where
+	 * the rank's collective runs */
+	if (json_is_true(json_object_get(op, "internal"))) {
+		int v = node(j, rank);
+		if (j->calls && v >= 0) {
+			struct calls *c = &j->calls[v];
+			c->internal_comm = c->internal_comm == -1 || c->internal_comm == comm ? comm : -2;
+			c->internal_tag = (int)json_integer_value(json_object_get(op, "tag"));
+		}
+		return;
+	}
 	/* The peer must be MPI_ANY_SOURCE (-1) or a member of the communicator: a document
 	 * (or the core behind it) is input like any other, and an out-of-range peer would
 	 * otherwise index per-rank structures. Such an operation is reported, not used. */
@@ -246,6 +259,8 @@ static void collect(struct job *j)
 			j->present[w++] = j->present[k];
 	j->npresent = w;
 	j->calls = calloc(w + 1, sizeof(*j->calls));
+	for (size_t k = 0; j->calls && k < w; k++)
+		j->calls[k].internal_comm = -1;
 	/* a rank given twice: the first document keeps it */
 	bool *taken = calloc(w + 1, sizeof(bool));
 	json_array_foreach(j->ranks, i, doc) {
@@ -524,7 +539,12 @@ static void collective_comm(struct job *j, int v, json_t *doc)
 			many++;
 		}
 	}
-	if (many == 1 && !json_is_true(json_object_get(doc, "communicators_assumed"))) {
+	if (c->internal_comm >= 0) {
+		/* the queues hold its collective's own traffic on one communicator: that one */
+		c->collective_comm = c->internal_comm;
+		c->comm_source = "the communicator whose queues hold the rank's collective traffic (the library's "
+				 "own operations, negative tags)";
+	} else if (many == 1 && !json_is_true(json_object_get(doc, "communicators_assumed"))) {
 		c->collective_comm = only;
 		c->comm_source = "the only communicator of more than one rank the rank belongs to";
 	} else if (world >= 0) {

@@ -156,6 +156,10 @@ static json_t *op_json(struct q *q, const struct op *o, int cls)
 	json_object_set_new(j, "peer", rank_json(lr));
 	json_object_set_new(j, "peer_global", rank_json(gr));
 	json_object_set_new(j, "tag", o->tag_wild ? cq_json_str("any") : json_integer(tag));
+	/* MPI's tags are nonnegative (MPI-4.0 3.2.3): a negative one other than MPI_ANY_TAG is
+	 * the library's own, a collective's point-to-point traffic (coreq's DLL lists them) */
+	if (!o->tag_wild && tag < 0)
+		json_object_set_new(j, "internal", json_true());
 	json_object_set_new(j, "length", json_integer(o->desired_length));
 	json_object_set_new(j, "buffer", hex(o->buffer));
 	json_object_set_new(j, "system_buffer", json_boolean(o->system_buffer));

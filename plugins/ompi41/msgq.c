@@ -525,9 +525,11 @@ static int request_op(struct process_info *p, const struct comm *c, taddr_t r, b
 	    rd_s(p, r + (taddr_t)L->b_tag, 4, &tag) != CQ_MQS_OK ||
 	    rd_s(p, r + (taddr_t)L->b_peer, 4, &peer) != CQ_MQS_OK)
 		return CQ_MQS_NO_INFORMATION;
-	/* negative tags other than MPI_ANY_TAG are the library's own (collectives) */
-	if (tag < 0 && tag != MPI_ANY_TAG_)
-		return CQ_MQS_NO_INFORMATION;
+	/* Negative tags other than MPI_ANY_TAG are the library's own: a collective's
+	 * point-to-point traffic (coll/base's MCA_COLL_BASE_TAG_*). Open MPI's DLL hides them;
+	 * this one lists them, marked in extra_text[4], because they say which communicator a
+	 * rank's collective runs on and whom it waits for there (the host keeps them apart
+	 * from the program's operations). */
 	/* req_complete is a pointer: read all of it (its low byte is its first byte only on
 	 * little-endian targets) */
 	if (rd_ptr(p, r + (taddr_t)L->req_complete, &complete) != CQ_MQS_OK ||
@@ -588,6 +590,8 @@ static int request_op(struct process_info *p, const struct comm *c, taddr_t r, b
 		set_text(op, 2, "a thread waits for it (sync object 0x%llx)", (unsigned long long)complete);
 	if (pml_complete)
 		set_text(op, 3, "data transfer completed (PML done)");
+	if (tag < 0 && tag != MPI_ANY_TAG_)
+		set_text(op, 4, "library's own: collective traffic (tag %lld)", (long long)tag);
 	return CQ_MQS_OK;
 }
 
