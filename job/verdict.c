@@ -316,6 +316,13 @@ json_t *cq_job_verdict(const json_t *job)
 		add_rank(&blocking_set, ns.rank[v]);
 	}
 	free(cyclic);
+	/* ranks in a blocking MPI call that wait on nobody known: said when nobody else waits */
+	json_t *inside = json_array();
+	for (int v = 0; v < n; v++) {
+		const char *in = str(calls[v], "in");
+		if (!reached[v] && g.first[v + 1] == g.first[v] && in && !strncmp(in, "MPI_", 4))
+			json_array_append_new(inside, describe(docs[v], ns.rank[v], in, false));
+	}
 	/* the text: what kind, who waits, on whom, where those are */
 	const json_t *dl = json_object_get(job, "deadlocks"), *pd = json_object_get(job, "possible_deadlocks");
 	const char *kind = json_array_size(dl) ? "deadlock" : json_array_size(pd) ? "possible_deadlock" :
@@ -325,7 +332,19 @@ json_t *cq_job_verdict(const json_t *job)
 	FILE *f = open_memstream(&text, &tlen);
 	if (f) {
 		char *wt = ranks_text(&waiting), *bt = ranks_text(&blocking_set);
-		if (!strcmp(kind, "none")) {
+		if (!strcmp(kind, "none") && json_array_size(inside)) {
+			/* in MPI, on peers nobody knows (no queues, or nothing pending in them) */
+			struct cq_ranges in;
+			cq_ranges_init(&in);
+			json_array_foreach(inside, i, x)
+				add_rank(&in, (int)json_integer_value(json_object_get(x, "rank")));
+			char *it = ranks_text(&in);
+			fprintf(f, "no wait between ranks is known; %s %s blocked in MPI", it ? it : "?",
+				cq_ranges_count(&in) > 1 ? "are" : "is");
+			say_groups(f, inside, false);
+			free(it);
+			cq_ranges_deinit(&in);
+		} else if (!strcmp(kind, "none")) {
 			fputs(json_array_size(json_object_get(job, "calls")) ? "no rank waits on another" :
 			      "no rank analyzed", f);
 		} else {
@@ -360,6 +379,7 @@ json_t *cq_job_verdict(const json_t *job)
 		free(bt);
 		fclose(f);
 	}
+	json_decref(inside);
 	json_t *lp = least_progressed(blocking), *b;
 	json_array_foreach(blocking, i, b)
 		json_object_del(b, "said");

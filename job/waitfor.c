@@ -217,6 +217,33 @@ static void read_calls(struct job *j, int v, json_t *doc)
 	}
 }
 
+/* MPI_COMM_WORLD for a document without communicators whose rank and job size came from
+ * the environment: the ranks given below that size (never a group of the size claimed: a
+ * document may claim 2^30), one group per size shared by the documents, and no queues. */
+static void world_from_environment(struct job *j, json_t *doc, json_t *groups, json_int_t size)
+{
+	char key[32];
+	snprintf(key, sizeof(key), "%lld", (long long)size);
+	json_t *g = json_object_get(groups, key);
+	if (!g) {
+		g = json_array();
+		for (size_t k = 0; k < j->npresent; k++)
+			if (j->present[k] < size)
+				json_array_append_new(g, json_integer(j->present[k]));
+		json_object_set_new(groups, key, g);
+	}
+	json_t *none = json_pack("{s:s, s:s}", "state", "no_information", "why", "the message queues could not be read");
+	json_t *c = json_pack("{s:i, s:i, s:s, s:I, s:O, s:O, s:s, s:{s:O, s:O, s:O}}", "index", 0, "id", -1, "name",
+			      "MPI_COMM_WORLD", "size", size, "local_rank", json_object_get(doc, "rank"), "group", g,
+			      "from", "the launcher's environment: the members are the ranks given", "queues", "sends",
+			      none, "receives", none, "unexpected", none);
+	json_decref(none);
+	if (c) {
+		json_object_set_new(doc, "communicators", json_pack("[o]", c));
+		json_object_set_new(doc, "communicators_assumed", json_true());
+	}
+}
+
 static void collect(struct job *j)
 {
 	json_t *doc;
@@ -261,6 +288,16 @@ static void collect(struct job *j)
 	j->calls = calloc(w + 1, sizeof(*j->calls));
 	for (size_t k = 0; j->calls && k < w; k++)
 		j->calls[k].internal_comm = -1;
+	/* a rank analyzed without its queues (coreq mqd took its rank and the job's size from
+	 * the launcher's environment): MPI_COMM_WORLD of the ranks given, in its document */
+	json_t *groups = json_object();
+	json_array_foreach(j->ranks, i, doc) {
+		json_t *ws = json_object_get(doc, "world_size");
+		if (j->rank_of[i] < 0 || !json_is_integer(ws) || json_array_size(json_object_get(doc, "communicators")))
+			continue;
+		world_from_environment(j, doc, groups, json_integer_value(ws));
+	}
+	json_decref(groups);
 	/* a rank given twice: the first document keeps it */
 	bool *taken = calloc(w + 1, sizeof(bool));
 	json_array_foreach(j->ranks, i, doc) {
@@ -742,7 +779,9 @@ static json_t *stack_tree(const struct job *j, json_t *cycles)
 		if (!copy)
 			continue;
 		json_object_set_new(copy, "task", json_integer(j->rank_of[i]));
-		json_object_set_new(copy, "task_source", json_string("MPI_COMM_WORLD rank (MQD)"));
+		const char *rs = json_string_value(json_object_get(doc, "rank_source"));
+		json_object_set_new(copy, "task_source", rs ? json_sprintf("MPI_COMM_WORLD rank (%s)", rs)
+							    : json_string("MPI_COMM_WORLD rank (MQD)"));
 		struct cq_error *err = cq_tree_add_bt(t, copy, json_string_value(json_object_get(doc, "core")) ?: "rank");
 		added += !err;
 		cq_error_destroy(err); /* a refused stack document is not in the tree: its rank's count says so */
@@ -865,7 +904,9 @@ json_t *cq_waitfor_job(json_t *ranks)
 									       cq_json_str(msg ? msg : "?")));
 			}
 		}
-		if (r >= 0 && has_ops && !has_ops[node(&j, r)] && !blocked[node(&j, r)])
+		/* without its queues, nothing is known of its operations: not "none" */
+		if (r >= 0 && has_ops && !has_ops[node(&j, r)] && !blocked[node(&j, r)] &&
+		    !json_is_true(json_object_get(doc, "communicators_assumed")))
 			json_array_append_new(no_state, json_integer(r));
 	}
 	/* wildcard receives whose every possible sender is itself waiting or idle in MPI */

@@ -134,6 +134,12 @@ void cq_release(json_t *doc, struct cq_core *core);
 /** Add to bt document @p bt the process's MPI rank, "task", and the variable it came from,
  * "task_source", when its initial environment (corelib/environ.h) has a launcher's rank
  * variable: OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID. */
+/** A launcher's number from the core's environment: the process's rank (OMPI_COMM_WORLD_RANK,
+ * PMIX_RANK, PMI_RANK, SLURM_PROCID) or, with @p size, the job's size (OMPI_COMM_WORLD_SIZE,
+ * PMI_SIZE, SLURM_NTASKS); *@p which the variable. -1 when none is set to a number below
+ * CQ_TASK_MAX. */
+long long cq_launcher_env(struct cq_core *core, bool size, const char **which);
+
 void cq_bt_task(struct cq_core *core, json_t *bt);
 
 struct cq_stack_options;

@@ -143,6 +143,27 @@ static void add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc)
 	json_object_set_new(doc, "stacks", bt);
 }
 
+/* Without the message queues (no type donor, no usable DLL), the rank and the size of
+ * MPI_COMM_WORLD from the launcher's environment: the job view still has each rank's
+ * call, the collectives' waits, the stack tree and the verdict; what the queues would add
+ * is the document's problem (@p why, when the report itself failed). */
+static void rank_from_environment(struct cq_core *core, json_t *doc, const char *why)
+{
+	if (json_is_integer(json_object_get(doc, "rank")))
+		return;
+	const char *rv = NULL, *sv = NULL;
+	long long rank = cq_launcher_env(core, false, &rv), size = cq_launcher_env(core, true, &sv);
+	if (why)
+		json_array_append_new(json_object_get(doc, "problems"),
+				      json_pack("{s:s, s:o}", "item", "message queues", "message", cq_json_str(why)));
+	if (rank < 0 || size <= rank || size > (1 << 30))
+		return; /* MPI ranks are C ints; the job view bounds them so */
+	json_object_set_new(doc, "rank", json_integer(rank));
+	json_object_set_new(doc, "world_size", json_integer(size));
+	json_object_set_new(doc, "rank_source", json_sprintf("environment: %s, %s (the message queues could not be read)",
+							      rv, sv));
+}
+
 /* One rank's document from a core (or an error document naming the core). */
 static json_t *rank_doc(struct cq_cli *cli, const char *path)
 {
@@ -151,6 +172,21 @@ static json_t *rank_doc(struct cq_cli *cli, const char *path)
 	json_t *doc = NULL;
 	if (!err) {
 		err = cq_mqd_report(core, &cli->mqd, &doc);
+		if (err) {
+			/* no queues at all (no DLL, refused, unusable): the stacks still tell */
+			doc = json_pack("{s:s, s:o, s:o, s:[]}", "schema", "coreq-mqd/1", "core", cq_json_str(path),
+					"communicators", json_array(), "problems");
+			rank_from_environment(core, doc, err->message ? err->message : "the message queues could not be read");
+			if (json_is_integer(json_object_get(doc, "rank"))) {
+				cq_error_destroy(err);
+				err = NULL;
+			} else {
+				json_decref(doc);
+				doc = NULL;
+			}
+		} else {
+			rank_from_environment(core, doc, NULL);
+		}
 		if (!err)
 			add_stacks(cli, core, doc);
 		cq_core_close(core);
@@ -365,11 +401,17 @@ static void print_job(json_t *job)
 	size_t nfailed = json_array_size(json_object_get(job, "failed"));
 	if (!json_array_size(json_object_get(job, "deadlocks")) &&
 	    !json_array_size(json_object_get(job, "wildcard_stalls"))) {
+		/* ranks read without their queues: their point-to-point waits are not known */
+		bool unknown = false;
+		json_array_foreach(json_object_get(job, "ranks"), i, x)
+			unknown |= json_is_true(json_object_get(x, "communicators_assumed"));
+		const char *among = unknown ? ", among the waits known (no message queues: point-to-point waits unknown)" : "";
 		if (nfailed)
-			printf("no deadlock found among the %lld rank(s) analyzed (%zu failed)\n",
-			       (long long)json_integer_value(json_object_get(job, "nranks")) - (long long)nfailed, nfailed);
+			printf("no deadlock found among the %lld rank(s) analyzed (%zu failed)%s\n",
+			       (long long)json_integer_value(json_object_get(job, "nranks")) - (long long)nfailed, nfailed,
+			       among);
 		else
-			printf("no deadlock found\n");
+			printf("no deadlock found%s\n", among);
 	}
 	json_t *tree = json_object_get(job, "stack_tree");
 	if (tree) {

@@ -160,22 +160,33 @@ json_t *cq_json_problems(const struct cq_core *core)
 #define CQ_FREE_AT_EXIT 1
 #endif
 
+long long cq_launcher_env(struct cq_core *core, bool size, const char **which)
+{
+	/* the launchers' variables, the most specific first (Open MPI's, PMIx's, MPICH's
+	 * Hydra, Slurm's) */
+	static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+	static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
+	const char *const *names = size ? sizes : ranks;
+	size_t w, n = size ? sizeof(sizes) / sizeof(sizes[0]) : sizeof(ranks) / sizeof(ranks[0]);
+	char *value = NULL, *end;
+	cq_error_destroy(cq_core_getenv(core, names, n, &w, &value)); /* no environment: none */
+	if (!value)
+		return -1;
+	unsigned long long v = strtoull(value, &end, 10);
+	bool ok = value[0] >= '0' && value[0] <= '9' && !*end && v < CQ_TASK_MAX;
+	free(value);
+	*which = names[w];
+	return ok ? (long long)v : -1;
+}
+
 void cq_bt_task(struct cq_core *core, json_t *bt)
 {
-	/* the launchers' rank variables, the most specific first */
-	static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
-	size_t which;
-	char *value = NULL, *end;
-	struct cq_error *err = cq_core_getenv(core, names, sizeof(names) / sizeof(names[0]), &which, &value);
-	cq_error_destroy(err); /* no environment in the core: tasks by input order */
-	if (!value)
-		return;
-	unsigned long long v = strtoull(value, &end, 10);
-	if (value[0] >= '0' && value[0] <= '9' && !*end && v < CQ_TASK_MAX) {
+	const char *which;
+	long long v = cq_launcher_env(core, false, &which);
+	if (v >= 0) {
 		json_object_set_new(bt, "task", json_integer((json_int_t)v));
-		json_object_set_new(bt, "task_source", json_string(names[which]));
+		json_object_set_new(bt, "task_source", json_string(which));
 	}
-	free(value);
 }
 
 void cq_release(json_t *doc, struct cq_core *core)
