@@ -22,6 +22,7 @@ struct comm {
 	json_int_t id;
 	json_t *group; /* world ranks (borrowed) */
 	const char *name;
+	char *label;   /* the name and its members, when another communicator has the name */
 };
 
 /* What one rank's threads are inside, from its stacks (mpicall.h): the union of what its
@@ -99,7 +100,7 @@ static int comm_index(struct job *j, json_t *c)
 	if (!n)
 		return -1;
 	j->comms = n;
-	n[j->ncomms] = (struct comm){id, group, json_string_value(json_object_get(c, "name"))};
+	n[j->ncomms] = (struct comm){id, group, json_string_value(json_object_get(c, "name")), NULL};
 	return (int)j->ncomms++;
 }
 
@@ -349,10 +350,46 @@ static void match(struct job *j)
 	}
 }
 
-static const char *comm_name(const struct job *j, int c)
+static const char *raw_name(const struct job *j, int c)
 {
 	const char *n = j->comms[c].name;
 	return n && *n ? n : "(unnamed)";
+}
+
+/* How a communicator is named in findings: its name, with its members where another
+ * communicator has the same name (a code's row communicators are all "MPI COMMUNICATOR 4
+ * SPLIT FROM 3"). */
+static const char *comm_name(const struct job *j, int c)
+{
+	return j->comms[c].label ? j->comms[c].label : raw_name(j, c);
+}
+
+/* The labels of communicators that share a name: one count per name, then a label for
+ * each communicator whose name counts more than one. */
+static void label_comms(struct job *j)
+{
+	json_t *count = json_object();
+	for (size_t c = 0; c < j->ncomms; c++) {
+		const char *n = raw_name(j, (int)c);
+		json_object_set_new(count, n, json_integer(json_integer_value(json_object_get(count, n)) + 1));
+	}
+	for (size_t c = 0; c < j->ncomms; c++) {
+		if (json_integer_value(json_object_get(count, raw_name(j, (int)c))) < 2)
+			continue;
+		struct cq_ranges set;
+		cq_ranges_init(&set);
+		json_t *m;
+		size_t k;
+		json_array_foreach(j->comms[c].group, k, m)
+			if (json_is_integer(m) && json_integer_value(m) >= 0 && json_integer_value(m) <= MAX_RANK)
+				cq_error_destroy(cq_ranges_add(&set, (uint64_t)json_integer_value(m), (uint64_t)json_integer_value(m)));
+		char *r = cq_ranges_format(&set);
+		if (r && asprintf(&j->comms[c].label, "%s (ranks %s)", raw_name(j, (int)c), *r ? r : "unknown") < 0)
+			j->comms[c].label = NULL;
+		free(r);
+		cq_ranges_deinit(&set);
+	}
+	json_decref(count);
 }
 
 static json_t *op_ref(const struct job *j, const struct op *o)
@@ -814,6 +851,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 {
 	struct job j = {.ranks = ranks};
 	collect(&j);
+	label_comms(&j);
 	match(&j);
 	json_t *edges = json_array(), *unmatched_s = json_array(), *unmatched_r = json_array();
 	json_t *matched = json_array(), *stalls = json_array(), *posted = json_array();
@@ -940,7 +978,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 	json_t *comms = json_array();
 	for (size_t c = 0; c < j.ncomms; c++)
 		json_array_append_new(comms, json_pack("{s:I, s:s, s:O}", "id", j.comms[c].id,
-						       "name", comm_name(&j, (int)c), "group", j.comms[c].group));
+						       "name", raw_name(&j, (int)c), "group", j.comms[c].group));
 	json_t *out = json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 				"schema", "coreq-mqd-job/1", "nranks", (json_int_t)j.nranks,
 				"deadlocks", cycles, "wildcard_stalls", stalls,
@@ -993,6 +1031,8 @@ json_t *cq_waitfor_job(json_t *ranks)
 	free(j.present);
 	free(j.rank_of);
 	free(j.calls);
+	for (size_t c = 0; c < j.ncomms; c++)
+		free(j.comms[c].label);
 	free(j.comms);
 	free(j.ops);
 	return out;
