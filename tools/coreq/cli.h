@@ -134,6 +134,15 @@ void cq_release(json_t *doc, struct cq_core *core);
 /** Add to bt document @p bt the process's MPI rank, "task", and the variable it came from,
  * "task_source", when its initial environment (corelib/environ.h) has a launcher's rank
  * variable: OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID. */
+/** The MPI rank of a process with an MPI library loaded (an image libmpi.*, libmpich.*,
+ * libmpi_*), from the launcher's environment: {rank, size, source}; NULL for any other
+ * process or without the variables. */
+json_t *cq_mpi_rank_json(struct cq_core *core);
+
+/** "PREFIXrank 2 of 4 (OMPI_COMM_WORLD_RANK, in MPI_COMM_WORLD)" for cq_mpi_rank_json's
+ * @p r; nothing for NULL. */
+void cq_print_mpi_rank(const json_t *r, const char *prefix);
+
 /** A launcher's number from the core's environment: the process's rank (OMPI_COMM_WORLD_RANK,
  * PMIX_RANK, PMI_RANK, SLURM_PROCID) or, with @p size, the job's size (OMPI_COMM_WORLD_SIZE,
  * PMI_SIZE, SLURM_NTASKS); *@p which the variable. -1 when none is set to a number below

@@ -204,6 +204,13 @@ static int print_bt(struct cq_cli *cli, struct cq_core *core, const struct cq_st
 		return rc;
 	}
 	int width = (int)cq_target_ptr_size(core->target) * 2;
+	if (!opt->tid) {
+		json_t *mpi = cq_mpi_rank_json(core);
+		cq_print_mpi_rank(mpi, "MPI ");
+		if (mpi)
+			printf("\n");
+		json_decref(mpi);
+	}
 	for (size_t k = 0; k < s->nthreads; k++) {
 		const struct cq_thread_stack *t = &s->threads[k];
 		printf("%sthread %lld%s:\n", k ? "\n" : "", (long long)t->tid, t->crashing ? " (crashing)" : "");

@@ -202,6 +202,9 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 		json_object_set_new(doc, "ppid", json_integer(core->ppid));
 		json_object_set_new(doc, "command", cq_json_str(core->fname));
 		json_object_set_new(doc, "args", cq_json_str(core->psargs));
+		json_t *mpi = cq_mpi_rank_json(core);
+		if (mpi)
+			json_object_set_new(doc, "mpi", mpi);
 	} else {
 		json_object_set_new(doc, "pid", json_null());
 		json_object_set_new(doc, "ppid", json_null());
@@ -430,6 +433,7 @@ static void print_info_text(json_t *doc, struct cq_core *core, const struct cq_s
 		       jstr(doc, "command"), jstr(doc, "args"));
 	else
 		printf("process:  no NT_PRPSINFO note\n");
+	cq_print_mpi_rank(json_object_get(doc, "mpi"), "MPI:      ");
 	/* "SIGSEGV at 0x10 (SEGV_MAPERR)", "SIGABRT from pid 538 (SI_TKILL)" */
 	printf("signal:   %lld (%s)", (long long)json_integer_value(json_object_get(sig, "number")), jstr(sig, "name"));
 	json_t *sender = json_object_get(sig, "sender");

@@ -179,6 +179,36 @@ long long cq_launcher_env(struct cq_core *core, bool size, const char **which)
 	return ok ? (long long)v : -1;
 }
 
+json_t *cq_mpi_rank_json(struct cq_core *core)
+{
+	/* only a process with an MPI library loaded: the environment is read from the initial
+	 * stack, which no other command reads (the backtrace benchmark counts such reads) */
+	bool mpi = false;
+	for (size_t i = 0; i < core->nimages && !mpi; i++) {
+		const char *n = core->images[i].name, *b = n ? strrchr(n, '/') : NULL;
+		b = b ? b + 1 : n;
+		mpi = b && (!strncmp(b, "libmpi.", 7) || !strncmp(b, "libmpich.", 9) || !strncmp(b, "libmpi_", 7));
+	}
+	const char *rv = NULL, *sv = NULL;
+	long long rank = mpi ? cq_launcher_env(core, false, &rv) : -1;
+	if (rank < 0)
+		return NULL;
+	long long size = cq_launcher_env(core, true, &sv);
+	json_t *o = json_pack("{s:I, s:s}", "rank", (json_int_t)rank, "source", rv);
+	json_object_set_new(o, "size", size > rank ? json_integer((json_int_t)size) : json_null());
+	return o;
+}
+
+void cq_print_mpi_rank(const json_t *r, const char *prefix)
+{
+	if (!r)
+		return;
+	printf("%srank %lld", prefix, (long long)json_integer_value(json_object_get(r, "rank")));
+	if (json_is_integer(json_object_get(r, "size")))
+		printf(" of %lld", (long long)json_integer_value(json_object_get(r, "size")));
+	printf(" (%s, in MPI_COMM_WORLD)\n", json_string_value(json_object_get(r, "source")));
+}
+
 void cq_bt_task(struct cq_core *core, json_t *bt)
 {
 	const char *which;
