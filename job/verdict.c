@@ -344,6 +344,16 @@ json_t *cq_job_verdict(const json_t *job)
 			say_groups(f, inside, false);
 			free(it);
 			cq_ranges_deinit(&in);
+			/* and the ranks outside MPI, where a straggler is */
+			json_t *outside = json_array();
+			for (int v = 0; v < n; v++)
+				if (calls[v] && !strcmp(str(calls[v], "in") ?: "", "outside MPI"))
+					json_array_append_new(outside, describe(docs[v], ns.rank[v], "outside MPI", false));
+			if (json_array_size(outside)) {
+				fputs("; outside MPI", f);
+				say_groups(f, outside, false);
+			}
+			json_decref(outside);
 		} else if (!strcmp(kind, "none")) {
 			fputs(json_array_size(json_object_get(job, "calls")) ? "no rank waits on another" :
 			      "no rank analyzed", f);
