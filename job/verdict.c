@@ -253,8 +253,9 @@ json_t *cq_job_verdict(const json_t *job)
 {
 	struct nodes ns = {0};
 	struct cq_graph g = {0};
-	const json_t *edges = json_object_get(job, "wait_for"), *e, *x;
-	size_t i, ne = 0;
+	const json_t *edges = json_object_get(job, "wait_for"), *e;
+	json_t *x;
+	size_t i, k, ne = 0;
 	struct cq_graph_edge *el = malloc((json_array_size(edges) + 1) * sizeof(*el));
 	json_t *out = NULL;
 	bool *reached = NULL, *leaves = NULL;
@@ -284,8 +285,8 @@ json_t *cq_job_verdict(const json_t *job)
 		goto out;
 	}
 	for (int v = 0; v < n; v++)
-		for (int k = g.first[v]; k < g.first[v + 1]; k++) {
-			int w = g.to[k];
+		for (int y = g.first[v]; y < g.first[v + 1]; y++) {
+			int w = g.to[y];
 			if (g.comp[w] != g.comp[v])
 				leaves[g.comp[v]] = true;
 			else
@@ -303,10 +304,10 @@ json_t *cq_job_verdict(const json_t *job)
 			add_rank(&waiting, ns.rank[v]);
 		}
 	for (size_t q = 0; q < qn; q++)
-		for (int k = g.first[queue[q]]; k < g.first[queue[q] + 1]; k++)
-			if (!reached[g.to[k]]) {
-				reached[g.to[k]] = true;
-				queue[qn++] = g.to[k];
+		for (int y = g.first[queue[q]]; y < g.first[queue[q] + 1]; y++)
+			if (!reached[g.to[y]]) {
+				reached[g.to[y]] = true;
+				queue[qn++] = g.to[y];
 			}
 	json_t *blocking = json_array();
 	for (int v = 0; v < n; v++) {
@@ -363,6 +364,20 @@ json_t *cq_job_verdict(const json_t *job)
 				fprintf(f, "%s wait%s, directly or through others, on %s", wt ? wt : "?",
 					cq_ranges_count(&waiting) > 1 ? "" : "s", bt ? bt : "?");
 				say_groups(f, blocking, true);
+				/* waits that rest on a guess are said with it (every waiting rank is
+				 * reached, so every assumed edge counts) */
+				json_t *said = json_array();
+				json_array_foreach(edges, i, e) {
+					const char *a = str(e, "assumption");
+					bool dup = false;
+					json_array_foreach(said, k, x)
+						dup |= !strcmp(json_string_value(x), a ? a : "");
+					if (a && !dup && json_array_size(said) < 3)
+						json_array_append_new(said, json_string(a));
+				}
+				json_array_foreach(said, k, x)
+					fprintf(f, "%s%s", k ? " and " : "; assuming ", json_string_value(x));
+				json_decref(said);
 			} else {
 				/* the cycle, where its ranks are, then who else waits on them */
 				fputs(!strcmp(kind, "deadlock") ? "DEADLOCK: cycle" : "POSSIBLE DEADLOCK, assuming ", f);
