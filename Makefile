@@ -200,7 +200,8 @@ DONOR_SRC = tools/fixtures/mpi/src
 INSTALLED = bin/coreq lib/coreq/libcoreq_ompi41_msgq.so lib/libcoreq_rec.so lib/libcoreq_rec_preload.so \
 	include/coreq/coreq_rec_format.h include/coreq/gasp.h share/man/man1/coreq.1 \
 	share/doc/coreq/json-schema.md share/doc/coreq/README.md share/doc/coreq/recorder.md \
-	share/coreq/donor-src/donor.c share/coreq/donor-src/donor-include/ompi/peruse/peruse.h \
+	share/coreq/donor-src/donor.c share/coreq/donor-src/donor_ob1.c \
+	share/coreq/donor-src/donor-include/ompi/peruse/peruse.h \
 	$(foreach a,$(DONOR_ARCHS),$(addprefix share/coreq/donors/$(a)/,$(DONOR_FILES)))
 
 .PHONY: install uninstall
@@ -218,6 +219,7 @@ install:
 	install -D -m 644 README.md $(P)/share/doc/coreq/README.md
 	install -D -m 644 recorder/README.md $(P)/share/doc/coreq/recorder.md
 	install -D -m 644 $(DONOR_SRC)/donor.c $(P)/share/coreq/donor-src/donor.c
+	install -D -m 644 $(DONOR_SRC)/donor_ob1.c $(P)/share/coreq/donor-src/donor_ob1.c
 	install -D -m 644 $(DONOR_SRC)/donor-include/ompi/peruse/peruse.h $(P)/share/coreq/donor-src/donor-include/ompi/peruse/peruse.h
 	@for a in $(DONOR_ARCHS); do for f in $(DONOR_FILES); do \
 		echo "install -D -m 644 fixtures/mpi/donors/$$a/$$f $(P)/share/coreq/donors/$$a/$$f"; \

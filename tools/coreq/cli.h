@@ -61,6 +61,7 @@ struct cq_cli {
 	/** donor: the target (--arch), Open MPI headers (--mpi-include), the target's libmpi
 	 * (--libmpi), the compiler (--cc) */
 	const char *donor_arch, *donor_mpi_include, *donor_libmpi, *donor_cc;
+	const char *donor_ompi_source; /**< donor: Open MPI's source tree, for the ob1 types */
 	char **args;         /**< positional arguments after the command */
 	int nargs;
 };

@@ -123,15 +123,22 @@ static int run(char *const argv[])
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-/* Each of the DLL's types in @p so's DWARF with its size into @p sizes; how many are
- * missing (named in @p missing). */
-static int check_types(const char *so, json_t *sizes, json_t *missing)
+/* The ob1 PML's types coreq's own DLL reads (plugins/ompi41/ob1.c): what donor_ob1.c
+ * describes. */
+static const char *const ob1_types[] = {
+	"mca_pml_ob1_comm_t", "mca_pml_ob1_comm_proc_t", "mca_pml_ob1_recv_frag_t", "mca_pml_ob1_buffer_t",
+	"mca_pml_ob1_hdr_t", "mca_pml_ob1_common_hdr_t", "mca_pml_ob1_match_hdr_t", "mca_pml_ob1_rendezvous_hdr_t",
+	"mca_pml_ob1_rget_hdr_t", "mca_btl_base_segment_t", "ompi_proc_t", NULL};
+
+/* Each of the types @p types (NULL-terminated) in @p so's DWARF with its size into
+ * @p sizes; how many are missing (named in @p missing). */
+static int check_types(const char *so, const char *const *types, json_t *sizes, json_t *missing)
 {
 	int fd = open(so, O_RDONLY | O_CLOEXEC);
 	Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
 	int nmissing = 0;
-	for (size_t i = 0; cq_ompi_dll_types[i]; i++) {
-		const char *want = cq_ompi_dll_types[i];
+	for (size_t i = 0; types[i]; i++) {
+		const char *want = types[i];
 		bool found = false;
 		Dwarf_Off off = 0, next;
 		size_t hsize;
@@ -169,7 +176,7 @@ static int check_types(const char *so, json_t *sizes, json_t *missing)
 int cq_cmd_donor(struct cq_cli *cli)
 {
 	if (cli->nargs) {
-		fprintf(stderr, "coreq donor: no arguments (options: --arch ARCH, --sysroot DIR, --mpi-include DIR, --libmpi FILE, --cc CC, -o DIR)\n");
+		fprintf(stderr, "coreq donor: no arguments (options: --arch ARCH, --sysroot DIR, --mpi-include DIR, --libmpi FILE, --ompi-source DIR, --cc CC, -o DIR)\n");
 		return CQ_EXIT_USAGE;
 	}
 #if defined(__x86_64__)
@@ -191,6 +198,7 @@ int cq_cmd_donor(struct cq_cli *cli)
 	}
 	const char *sysroot = cli->opts.sysroot ? cli->opts.sysroot : "";
 	char *version = NULL, *inc = NULL, *mpi_h = NULL, *libmpi = NULL, *src = NULL, *out = NULL, *so = NULL, *cc = NULL;
+	char *ob1 = NULL;
 	int rc = CQ_EXIT_IO;
 	json_t *m = NULL;
 	if (cli->donor_mpi_include ? !(inc = strdup(cli->donor_mpi_include)) :
@@ -257,7 +265,7 @@ int cq_cmd_donor(struct cq_cli *cli)
 		goto oom;
 	/* the target's hwloc/libevent headers before the host's when the headers come from a
 	 * target tree (--sysroot): Debian's cross gcc also searches /usr/include */
-	char *argv[20];
+	char *argv[24];
 	int n = 0;
 	argv[n++] = cc;
 	argv[n++] = "-g";
@@ -278,6 +286,37 @@ int cq_cmd_donor(struct cq_cli *cli)
 	argv[n] = NULL;
 	fprintf(stderr, "coreq donor: Open MPI %s headers %s, %s, compiling %s\n", version, cq_esc(inc), cq_esc(cc), cq_esc(file));
 	int crc = run(argv);
+	/* the ob1 PML's types (the unexpected queue, coreq's own DLL): no installed header has
+	 * them, so from Open MPI's source tree of the same version, after the installed,
+	 * configured headers (which decide the layouts) */
+	char *ob1_file = NULL, *ob1_inc = NULL;
+	if (!crc && cli->donor_ompi_source) {
+		if (asprintf(&ob1_file, "%s/donor_ob1.c", src) < 0 || asprintf(&ob1_inc, "-I%s", cli->donor_ompi_source) < 0 ||
+		    asprintf(&ob1, "%s/ompi-ob1-types.so", out) < 0)
+			goto oom;
+		argv[n - 2] = ob1;
+		argv[n - 1] = ob1_inc;
+		argv[n] = ob1_file;
+		argv[n + 1] = NULL;
+		fprintf(stderr, "coreq donor: the ob1 PML's types from %s, compiling %s\n", cq_esc(cli->donor_ompi_source),
+			cq_esc(ob1_file));
+		if (run(argv)) {
+			fprintf(stderr, "coreq donor: %s failed to compile %s against %s and %s (its messages are above): is it Open MPI %s's source tree (apt-get source openmpi)?\n",
+				cq_esc(cc), cq_esc(ob1_file), cq_esc(cli->donor_ompi_source), cq_esc(inc), version);
+			free(ob1_file);
+			free(ob1_inc);
+			free(inc_ompi);
+			free(inc_src);
+			free(inc_sys);
+			free(inc_sys2);
+			free(inc_main);
+			free(file);
+			rc = CQ_EXIT_INTERNAL;
+			goto out;
+		}
+	}
+	free(ob1_file);
+	free(ob1_inc);
 	free(inc_ompi);
 	free(inc_src);
 	free(inc_sys);
@@ -302,7 +341,7 @@ int cq_cmd_donor(struct cq_cli *cli)
 	}
 	cq_elf_close(e);
 	json_t *sizes = json_object(), *missing = json_array();
-	int nmissing = check_types(so, sizes, missing);
+	int nmissing = check_types(so, cq_ompi_dll_types, sizes, missing);
 	/* the libmpi of the same headers, when here: its build-id makes the match exact */
 	json_t *libs = json_array();
 	if (cli->donor_libmpi ? !(libmpi = strdup(cli->donor_libmpi)) :
@@ -332,6 +371,13 @@ int cq_cmd_donor(struct cq_cli *cli)
 	m = json_pack("{s:s, s:s, s:o, s:s, s:o, s:s, s:o, s:o}", "arch", arch, "ompi_version", version, "libmpi", libs,
 		      "made_by", "coreq donor", "headers_from", cq_json_str(inc), "compiler", cc, "sizeof", sizes,
 		      "missing", missing);
+	if (ob1) {
+		json_t *osz = json_object(), *omiss = json_array();
+		nmissing += check_types(ob1, ob1_types, osz, omiss);
+		json_object_set_new(m, "ob1_source", cq_json_str(cli->donor_ompi_source));
+		json_object_set_new(m, "ob1_sizeof", osz);
+		json_object_set_new(m, "ob1_missing", omiss);
+	}
 	char *mpath = NULL;
 	if (!m || asprintf(&mpath, "%s/types.json", out) < 0 || json_dump_file(m, mpath, JSON_INDENT(1)) != 0) {
 		fprintf(stderr, "coreq donor: cannot write %s/types.json\n", cq_esc(out));
@@ -340,7 +386,7 @@ int cq_cmd_donor(struct cq_cli *cli)
 	}
 	free(mpath);
 	if (nmissing) {
-		fprintf(stderr, "coreq donor: %s lacks %d of the types Open MPI's DLL asks for (listed in types.json \"missing\"): these headers are not Open MPI 4.x's layout coreq knows\n",
+		fprintf(stderr, "coreq donor: %s lacks %d of the types the DLLs ask for (listed in types.json \"missing\", \"ob1_missing\"): these headers are not Open MPI 4.x's layout coreq knows\n",
 			cq_esc(so), nmissing);
 		rc = CQ_EXIT_PARTIAL;
 	} else {
@@ -365,9 +411,15 @@ int cq_cmd_donor(struct cq_cli *cli)
 			printf("coreq mqd picks it for such cores (searched first: %s)\n", cq_esc(out));
 		else
 			printf("use: coreq mqd --types %s CORE..., or move %s under ~/.local/share/coreq/donors/\n", cq_esc(so), cq_esc(out));
-		printf("note: coreq's own DLL also asks for the ob1 PML's types, which no installed header has: it\n"
-		       "      takes them from an installed donor that fits; without one, Open MPI's DLL gives the\n"
-		       "      queues with this donor alone (coreq mqd --mqd-vendor)\n");
+		if (ob1)
+			printf("ob1:      %s (%zu types: the unexpected queue with coreq's own DLL)\n", cq_esc(ob1),
+			       json_object_size(json_object_get(m, "ob1_sizeof")));
+		else
+			printf("note: coreq's own DLL also asks for the ob1 PML's types (the unexpected queue), which no\n"
+			       "      installed header has: give Open MPI's source tree of this version with\n"
+			       "      --ompi-source DIR (apt-get source openmpi) to build them too. Without them it takes\n"
+			       "      them from an installed donor that fits; Open MPI's DLL gives the queues with this\n"
+			       "      donor alone (coreq mqd --mqd-vendor)\n");
 	}
 	goto out;
 oom:
@@ -381,6 +433,7 @@ out:
 	free(src);
 	free(out);
 	free(so);
+	free(ob1);
 	free(cc);
 	return rc;
 }

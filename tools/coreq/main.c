@@ -87,6 +87,8 @@ static void usage(FILE *f)
 		"      --mpi-include DIR      donor: Open MPI's include directory (holds mpi.h)\n"
 		"      --libmpi FILE          donor: the libmpi.so.40 of those headers (its build-id)\n"
 		"      --cc CC                donor: the compiler (default cc, or <triplet>-gcc)\n"
+		"      --ompi-source DIR      donor: Open MPI's source tree of the same version (apt-get\n"
+		"                             source openmpi): the ob1 types too (the unexpected queue)\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
 		"      --max-inflate BYTES    bound on a compressed core's (or report's) expanded size\n"
 		"                             (default 4 GiB)\n"
@@ -138,6 +140,7 @@ int main(int argc, char **argv)
 		{"mpi-include", required_argument, NULL, 301},
 		{"libmpi", required_argument, NULL, 302},
 		{"cc", required_argument, NULL, 303},
+		{"ompi-source", required_argument, NULL, 304},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -240,6 +243,7 @@ int main(int argc, char **argv)
 		case 301: cli.donor_mpi_include = optarg; break;
 		case 302: cli.donor_libmpi = optarg; break;
 		case 303: cli.donor_cc = optarg; break;
+		case 304: cli.donor_ompi_source = optarg; break;
 		case 'h': usage(stdout); return CQ_EXIT_OK;
 		case 'V': printf("coreq %s\n", COREQ_VERSION); return CQ_EXIT_OK;
 		default: usage(stderr); return CQ_EXIT_USAGE;
