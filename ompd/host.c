@@ -15,6 +15,31 @@
 #include "query.h"
 
 
+/* A thread the plugin has no handle for (the runtime made it and it has not started: its
+ * own handle is unavailable) may still be a member of a region's team, whose handles give
+ * its state: "team_member" {region, thread_num, state, tool_data?} on the thread. */
+static void team_members(json_t *threads, json_t *regions)
+{
+	json_t *t, *r, *m;
+	size_t i, k, x;
+	json_array_foreach(threads, i, t) {
+		if (json_is_true(json_object_get(t, "openmp")))
+			continue;
+		json_array_foreach(regions, k, r)
+			json_array_foreach(json_object_get(r, "team"), x, m)
+				if (json_is_integer(json_object_get(m, "tid")) &&
+				    json_equal(json_object_get(m, "tid"), json_object_get(t, "tid")) &&
+				    !json_object_get(t, "team_member")) {
+					json_t *o = json_pack("{s:O, s:O, s:O}", "region", json_object_get(r, "id"),
+							      "thread_num", json_object_get(m, "thread_num"), "state",
+							      json_object_get(m, "state") ?: json_null());
+					if (json_object_get(m, "tool_data"))
+						json_object_set(o, "tool_data", json_object_get(m, "tool_data"));
+					json_object_set_new(t, "team_member", o);
+				}
+	}
+}
+
 static bool any_rc(json_t *v, const char *rc)
 {
 	if (json_is_string(v))
@@ -191,6 +216,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	json_t *t;
 	json_array_foreach(threads, i, t)
 		nomp += json_is_true(json_object_get(t, "openmp"));
+	team_members(threads, regions);
 	json_object_set_new(doc, "openmp_threads", json_integer((json_int_t)nomp));
 	json_object_set_new(doc, "problems", problems);
 	cq_isolate_result_deinit(&r);

@@ -48,6 +48,8 @@ struct q {
 	size_t ntasks;
 	__typeof__(ompd_task_handle_compare) *compare_task; /* optional */
 	__typeof__(ompd_parallel_handle_compare) *compare_parallel; /* optional */
+	json_t *states;     /* the runtime's state names (borrowed) */
+	__typeof__(ompd_get_tool_data) *get_tool_data; /* optional (the TR has none) */
 };
 
 static void emit(struct q *q, json_t *rec)
@@ -158,6 +160,32 @@ static json_t *frame_json(struct q *q, const ompd_frame_info_t *f)
 	return o;
 }
 
+/* What an OMPT tool keeps for a thread, region or task (ompt_data_t: a word and a
+ * pointer), read through the plugin: {value, ptr}, or {rc}; NULL when the plugin has no
+ * ompd_get_tool_data (it is optional: the OMPD TR has none). */
+static json_t *tool_data_json(struct q *q, void *handle, ompd_scope_t scope, const char *what)
+{
+	if (!q->get_tool_data)
+		return NULL;
+	ompd_word_t value = 0;
+	ompd_address_t ptr = {0, 0};
+	ompd_rc_t rc = CALL(q, q->get_tool_data(handle, scope, &value, &ptr), "ompd_get_tool_data(%s)", what);
+	if (rc != ompd_rc_ok)
+		return json_pack("{s:o}", "rc", rc_json(rc));
+	uint64_t pv = ptr.address;
+	const char *flag = fix_address(q, &pv);
+	json_t *o = json_pack("{s:I, s:o}", "value", (json_int_t)value, "ptr", addr_json(pv));
+	if (flag)
+		json_object_set_new(o, "ptr_flag", cq_json_str(flag));
+	return o;
+}
+
+static void set_tool_data(json_t *o, json_t *td)
+{
+	if (td)
+		json_object_set_new(o, "tool_data", td);
+}
+
 /* One task: function, frames, ICVs. */
 static json_t *task_json(struct q *q, ompd_task_handle_t *task, const char *what)
 {
@@ -179,6 +207,7 @@ static json_t *task_json(struct q *q, ompd_task_handle_t *task, const char *what
 	}
 	json_object_set_new(o, "icvs", icvs_json(q, task, ompd_scope_task, what));
 	json_object_set_new(o, "implicit_task_icvs", icvs_json(q, task, ompd_scope_implicit_task, what));
+	set_tool_data(o, tool_data_json(q, task, ompd_scope_task, what));
 	return o;
 }
 
@@ -293,6 +322,15 @@ static const char *icv_named(json_t *icvs, const char *name, json_int_t *v)
 	return name;
 }
 
+static json_t *state_name(json_t *states, ompd_word_t v)
+{
+	json_t *n = json_object_get(states, "names");
+	char key[32];
+	snprintf(key, sizeof(key), "%lld", (long long)v);
+	json_t *s = json_object_get(n, key);
+	return s ? json_incref(s) : json_null();
+}
+
 static json_t *parallel_json(struct q *q, ompd_parallel_handle_t *par, const char *what)
 {
 	json_t *o = json_object();
@@ -329,11 +367,23 @@ static json_t *parallel_json(struct q *q, ompd_parallel_handle_t *par, const cha
 		snprintf(label, sizeof(label), "%s thread %lld", what, (long long)i);
 		json_t *m = thread_id_json(q, th, label);
 		json_object_set_new(m, "thread_num", json_integer(i));
+		/* the member's state through the team's handle: a thread the runtime has just
+		 * made (its own handle not set up yet: ompd_get_thread_handle fails) has one */
+		ompd_word_t state;
+		ompd_wait_id_t wait_id;
+		rc = CALL(q, q->api.ompd_get_state(th, &state, &wait_id), "ompd_get_state(%s)", label);
+		if (rc == ompd_rc_ok)
+			json_object_set_new(m, "state", json_pack("{s:I, s:o}", "value", (json_int_t)state, "name",
+								 state_name(q->states, state)));
+		else
+			json_object_set_new(m, "state", json_pack("{s:n, s:o}", "value", "rc", rc_json(rc)));
+		set_tool_data(m, tool_data_json(q, th, ompd_scope_thread, label));
 		json_array_append_new(team, m);
 		CALL(q, q->api.ompd_rel_thread_handle(th), "ompd_rel_thread_handle(%s thread %lld)", what, (long long)i);
 	}
 	json_object_set_new(o, "team", team);
 	json_object_set_new(o, "icvs", icvs);
+	set_tool_data(o, tool_data_json(q, par, ompd_scope_parallel, what));
 	return o;
 }
 
@@ -355,14 +405,6 @@ static int known_region(struct q *q, ompd_parallel_handle_t *par, const char *wh
 	return -1;
 }
 
-static json_t *state_name(json_t *states, ompd_word_t v)
-{
-	json_t *n = json_object_get(states, "names");
-	char key[32];
-	snprintf(key, sizeof(key), "%lld", (long long)v);
-	json_t *s = json_object_get(n, key);
-	return s ? json_incref(s) : json_null();
-}
 
 static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 {
@@ -397,6 +439,7 @@ static void query_thread(struct q *q, struct cq_thread *th, json_t *states)
 	else
 		json_object_set_new(o, "state", json_pack("{s:n, s:o}", "value", "rc", rc_json(rc)));
 	json_object_set_new(o, "icvs", icvs_json(q, h, ompd_scope_thread, what));
+	set_tool_data(o, tool_data_json(q, h, ompd_scope_thread, what));
 
 	ompd_task_handle_t *task;
 	rc = CALL(q, q->api.ompd_get_curr_task_handle(h, &task), "ompd_get_curr_task_handle(%s)", what);
@@ -520,6 +563,8 @@ int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 	json_decref(missing);
 	q.compare_parallel = (__typeof__(q.compare_parallel))dlsym(dl, "ompd_parallel_handle_compare");
 	q.compare_task = (__typeof__(q.compare_task))dlsym(dl, "ompd_task_handle_compare");
+	if (!q.tr)
+		q.get_tool_data = (__typeof__(q.get_tool_data))dlsym(dl, "ompd_get_tool_data");
 	const ompd_callbacks_t *cb = cq_ompd_callbacks(q.core, &stats);
 	json_t *plugin = json_object();
 	json_object_set_new(plugin, "record", cq_json_str("plugin"));
@@ -569,6 +614,7 @@ int cq__ompd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 	rc = CALL(&q, q.api.ompd_get_omp_version_string(q.ah, &vstr), "ompd_get_omp_version_string");
 	json_object_set_new(proc, "omp_version_string", rc == ompd_rc_ok && vstr ? cq_json_str(vstr) : json_null());
 	json_t *states = states_json(&q);
+	q.states = states;
 	json_object_set_new(proc, "states", json_incref(states));
 	enumerate_icvs(&q);
 	json_object_set_new(proc, "icvs", icvs_json(&q, q.ah, ompd_scope_address_space, "address space"));

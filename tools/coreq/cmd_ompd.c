@@ -41,6 +41,17 @@ static void print_icvs(const char *indent, json_t *icvs)
 	}
 }
 
+/* What an OMPT tool keeps for a thread, region or task (ompd_get_tool_data), when a tool
+ * set anything: no line for the zeros a process without a tool has. */
+static void print_tool_data(const char *indent, json_t *td)
+{
+	/* ompt_data_t is a union of the word and the pointer: one value, shown as the pointer */
+	json_int_t v = json_integer_value(json_object_get(td, "value"));
+	const char *p = str(td, "ptr");
+	if (td && (v || (p && strcmp(p, "0x0"))))
+		printf("%stool data: %s\n", indent, p ? p : "?");
+}
+
 static void print_task(const char *indent, const char *label, json_t *t)
 {
 	printf("%s%s: %s", indent, label, sym_or_addr(json_object_get(t, "function")));
@@ -51,6 +62,10 @@ static void print_task(const char *indent, const char *label, json_t *t)
 		printf("  exit frame %s  enter frame %s", str(ex, "address"), str(en, "address"));
 	else if (str(t, "frames_rc"))
 		printf("  frames: %s", str(t, "frames_rc"));
+	json_t *td = json_object_get(t, "tool_data");
+	json_int_t v = json_integer_value(json_object_get(td, "value"));
+	if (td && (v || strcmp(str(td, "ptr") ?: "0x0", "0x0")))
+		printf("  tool data %s", str(td, "ptr"));
 	printf("\n");
 }
 
@@ -90,6 +105,17 @@ static void print_text(json_t *doc, int width)
 	json_t *th;
 	json_array_foreach(json_object_get(doc, "threads"), i, th) {
 		long long tid = (long long)json_integer_value(json_object_get(th, "tid"));
+		json_t *tm = json_object_get(th, "team_member");
+		if (!json_is_true(json_object_get(th, "openmp")) && tm) {
+			/* made by the runtime, not started: its state through its team's handle */
+			json_t *st = json_object_get(tm, "state");
+			printf("thread %lld: member %lld of parallel region #%lld, not started (its own handle: %s); state %s (through the region's handle)\n",
+			       tid, (long long)json_integer_value(json_object_get(tm, "thread_num")),
+			       (long long)json_integer_value(json_object_get(tm, "region")), str(th, "rc"),
+			       str(st, "name") ? str(st, "name") : str(st, "rc") ? str(st, "rc") : "?");
+			print_tool_data("  ", json_object_get(tm, "tool_data"));
+			continue;
+		}
 		if (!json_is_true(json_object_get(th, "openmp"))) {
 			printf("thread %lld: not an OpenMP thread (%s)\n", tid, str(th, "rc"));
 			continue;
@@ -118,6 +144,7 @@ static void print_text(json_t *doc, int width)
 		json_array_foreach(json_object_get(th, "parallel_chain"), k, t)
 			printf(" #%lld", (long long)json_integer_value(t));
 		printf("\n");
+		print_tool_data("  ", json_object_get(th, "tool_data"));
 		printf("  ICVs:\n");
 		print_icvs("    ", json_object_get(th, "icvs"));
 		/* the thread's stack, each frame the runtime's or a task's (job/ompjoin.h) */
@@ -154,6 +181,7 @@ static void print_text(json_t *doc, int width)
 				printf(" ?");
 		}
 		printf("\n");
+		print_tool_data("    ", json_object_get(t, "tool_data"));
 	}
 	json_t *problems = json_object_get(doc, "problems");
 	if (json_array_size(problems)) {
