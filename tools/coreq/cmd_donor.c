@@ -290,6 +290,7 @@ int cq_cmd_donor(struct cq_cli *cli)
 	 * them, so from Open MPI's source tree of the same version, after the installed,
 	 * configured headers (which decide the layouts) */
 	char *ob1_file = NULL, *ob1_inc = NULL;
+	bool ob1_failed = false;
 	if (!crc && cli->donor_ompi_source) {
 		if (asprintf(&ob1_file, "%s/donor_ob1.c", src) < 0 || asprintf(&ob1_inc, "-I%s", cli->donor_ompi_source) < 0 ||
 		    asprintf(&ob1, "%s/ompi-ob1-types.so", out) < 0)
@@ -303,16 +304,7 @@ int cq_cmd_donor(struct cq_cli *cli)
 		if (run(argv)) {
 			fprintf(stderr, "coreq donor: %s failed to compile %s against %s and %s (its messages are above): is it Open MPI %s's source tree (apt-get source openmpi)?\n",
 				cq_esc(cc), cq_esc(ob1_file), cq_esc(cli->donor_ompi_source), cq_esc(inc), version);
-			free(ob1_file);
-			free(ob1_inc);
-			free(inc_ompi);
-			free(inc_src);
-			free(inc_sys);
-			free(inc_sys2);
-			free(inc_main);
-			free(file);
-			rc = CQ_EXIT_INTERNAL;
-			goto out;
+			ob1_failed = true;
 		}
 	}
 	free(ob1_file);
@@ -323,6 +315,10 @@ int cq_cmd_donor(struct cq_cli *cli)
 	free(inc_sys2);
 	free(inc_main);
 	free(file);
+	if (ob1_failed) {
+		rc = CQ_EXIT_INTERNAL;
+		goto out;
+	}
 	if (crc) {
 		fprintf(stderr, "coreq donor: %s failed to compile %s/donor.c against %s (its messages are above)\n", cq_esc(cc), cq_esc(src), cq_esc(inc));
 		rc = CQ_EXIT_INTERNAL;
