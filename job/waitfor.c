@@ -36,6 +36,8 @@ struct calls {
 	bool comm_assumed;         /* that communicator is a guess */
 	int internal_comm;         /* the communicator of its collective traffic: -1 none, -2 several */
 	int internal_tag;          /* one of that traffic's tags */
+	bool internal_listed;      /* its DLL lists the library's own operations (coreq's) */
+	int internal_pending;      /* how many of them are pending */
 	const char *comm_source;   /* how that communicator was chosen */
 	json_t *list;              /* the document's mpi_calls (borrowed) */
 };
@@ -63,6 +65,8 @@ struct job {
 	struct op *ops;
 	size_t nops;
 	json_t *problems; /* operations refused: {rank, why} */
+	bool internal_seen; /* some rank's queues hold collective traffic: the job's collectives run
+			     * over the PML, where a waiting rank always has a receive pending */
 	struct calls *calls; /* per rank present (node()): what its threads are inside */
 };
 
@@ -128,6 +132,8 @@ static void add_op(struct job *j, int rank, int cls, int comm, json_t *op)
 			struct calls *c = &j->calls[v];
 			c->internal_comm = c->internal_comm == -1 || c->internal_comm == comm ? comm : -2;
 			c->internal_tag = (int)json_integer_value(json_object_get(op, "tag"));
+			c->internal_pending += !strcmp(json_string_value(json_object_get(op, "status")) ?: "", "pending");
+			j->internal_seen = true;
 		}
 		return;
 	}
@@ -202,6 +208,7 @@ static void read_calls(struct job *j, int v, json_t *doc)
 	struct calls *rc = &j->calls[v];
 	rc->known = true;
 	rc->list = list;
+	rc->internal_listed = json_is_true(json_object_get(doc, "internal_ops_listed"));
 	json_array_foreach(list, k, c) {
 		const char *call = json_string_value(json_object_get(c, "call"));
 		switch (cq_mpi_call_waits(call)) {
@@ -731,6 +738,16 @@ static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 			json_array_append_new(out, entry);
 		}
 		json_array_append_new(json_object_get(entry, "ranks"), json_integer(rank));
+		/* Its DLL lists the library's own operations, the job's collectives run over them,
+		 * and none of its own is pending: its part is done, it is on its way out (a rank
+		 * that left a barrier may already be in the next call): waiting on nobody. */
+		bool done = j->internal_seen && c->internal_listed && !c->internal_pending;
+		if (done) {
+			json_t *list = json_object_get(entry, "exchanges_done");
+			if (!list)
+				json_object_set_new(entry, "exchanges_done", list = json_array());
+			json_array_append_new(list, json_integer(rank));
+		}
 		char assumption[160];
 		if (c->comm_assumed) {
 			snprintf(assumption, sizeof(assumption), "rank %d's %s is on %s", rank, c->collective,
@@ -754,7 +771,7 @@ static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 							      json_pack("{s:i, s:s}", "rank", to, "in", st));
 				continue;
 			}
-			blocked[v] = true;
+			blocked[v] |= !done;
 			/* an order neither call decides is a guess too: both members' edges rest on it */
 			char unknown[200];
 			if (ord == UNKNOWN)
@@ -762,7 +779,7 @@ static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 					 tc->collective, comm_name(j, comm), rank, c->collective);
 			const char *why = c->comm_assumed ? assumption :
 					  ord == UNKNOWN && leaves_early(c->collective) ? unknown : NULL;
-			if (w >= 0)
+			if (w >= 0 && !done)
 				add_collective_edge(edges, rank, to, c->collective, comm_name(j, comm), why);
 			if (!fresh)
 				continue; /* the members elsewhere are listed once per entry */

@@ -241,6 +241,11 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 	}
 	json_decref(ms);
 	known_limits(core, doc, problems);
+	/* coreq's DLL lists the library's own requests (a collective's traffic): the job view
+	 * may then read "nothing of its own pending" as "not waiting in its collective" */
+	const char *ver = json_string_value(json_object_get(json_object_get(doc, "dll"), "version"));
+	if (ver && !strncmp(ver, "coreq MQD DLL for Open MPI 4.1", 30))
+		json_object_set_new(doc, "internal_ops_listed", json_true());
 	json_object_set_new(doc, "problems", problems);
 	free_choice(&choice);
 	cq_mqd_donor_deinit(&donor);
