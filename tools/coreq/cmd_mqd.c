@@ -415,7 +415,7 @@ static void print_job(json_t *job)
 	}
 	json_t *tree = json_object_get(job, "stack_tree");
 	if (tree) {
-		printf("\nstacks (one per rank; the ranks of a deadlock cycle marked):\n");
+		printf("\nstacks (one per rank; the ranks of a deadlock cycle and the blocking ranks marked):\n");
 		const char *nc = getenv("NO_COLOR");
 		cq_tree_print(tree, stdout, isatty(STDOUT_FILENO) && !(nc && *nc));
 	}
