@@ -35,7 +35,6 @@ struct calls {
 	int collective_comm;       /* its communicator (index into comms), or -1 */
 	bool comm_assumed;         /* that communicator is a guess */
 	int internal_comm;         /* the communicator of its collective traffic: -1 none, -2 several */
-	int internal_tag;          /* one of that traffic's tags */
 	bool internal_listed;      /* its DLL lists the library's own operations (coreq's) */
 	int internal_pending;      /* how many of them are pending */
 	const char *comm_source;   /* how that communicator was chosen */
@@ -131,7 +130,6 @@ static void add_op(struct job *j, int rank, int cls, int comm, json_t *op)
 		if (j->calls && v >= 0) {
 			struct calls *c = &j->calls[v];
 			c->internal_comm = c->internal_comm == -1 || c->internal_comm == comm ? comm : -2;
-			c->internal_tag = (int)json_integer_value(json_object_get(op, "tag"));
 			c->internal_pending += !strcmp(json_string_value(json_object_get(op, "status")) ?: "", "pending");
 			j->internal_seen = true;
 		}
