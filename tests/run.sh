@@ -87,6 +87,7 @@ part "MQD on real hung jobs (LAMMPS, HPCC; cores made now)" python3 tests/fixtur
 part "malformed real cores" python3 tests/badinput/mutate.py
 [ -x tests/fixture/gdb_crosscheck.sh ] && [ "${SKIP_GDB:-0}" != 1 ] && part "gdb cross-check" tests/fixture/gdb_crosscheck.sh
 part "inputs never written" python3 tests/fixture/inputs.py
+part "outputs: errors said, files through a temporary" python3 tests/fixture/outputs.py
 part "compressed cores, executables, donors (zstd, xz, lz4)" python3 tests/fixture/compressed.py
 part "apport reports (/var/crash/*.crash)" python3 tests/fixture/apport.py
 part "signals: si_code, fault address, sender" python3 tests/fixture/signals.py

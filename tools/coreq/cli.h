@@ -25,7 +25,7 @@ enum cq_exit {
 	CQ_EXIT_OK = 0,          /**< complete answer */
 	CQ_EXIT_PARTIAL = 1,     /**< answer given, with missing pieces listed as problems */
 	CQ_EXIT_USAGE = 2,       /**< bad command line */
-	CQ_EXIT_IO = 3,          /**< an input file cannot be opened or read */
+	CQ_EXIT_IO = 3,          /**< an input file cannot be opened or read, or the output not written */
 	CQ_EXIT_FORMAT = 4,      /**< input is not a core or its architecture is unsupported */
 	CQ_EXIT_MALFORMED = 5,   /**< the core is truncated or structurally broken */
 	CQ_EXIT_COMPRESSED = 6,  /**< corrupt compressed input or expansion over the limit */

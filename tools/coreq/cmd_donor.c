@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "corelib/elf_file.h"
+#include "corelib/output.h"
 #include "corelib/self_path.h"
 #include "mqd/donors.h"
 #include "targets/target.h"
@@ -121,6 +122,62 @@ static int run(char *const argv[])
 		if (errno != EINTR)
 			return -1;
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* Run the compiler @p argv with its output, argv[@p at], going to a temporary file beside
+ * @p path that is renamed onto @p path once it succeeded (corelib/output.h: a symlink
+ * planted at @p path is replaced, never followed; a failed compile leaves nothing). */
+static int run_into(char **argv, int at, const char *path)
+{
+	struct cq_output o;
+	struct cq_error *err = cq_output_begin(path, "coreq donor's output", NULL, 0, &o);
+	if (err) {
+		fprintf(stderr, "coreq donor: %s\n", cq_esc(err->message));
+		cq_error_destroy(err);
+		return -1;
+	}
+	char *named = argv[at];
+	argv[at] = o.tmp;
+	int rc = run(argv);
+	argv[at] = named;
+	if (rc) {
+		cq_output_abort(&o);
+		return -1;
+	}
+	if ((err = cq_output_commit(&o))) {
+		fprintf(stderr, "coreq donor: %s\n", cq_esc(err->message));
+		cq_error_destroy(err);
+		return -1;
+	}
+	return 0;
+}
+
+/* @p text into @p path the same way. */
+static int write_into(const char *text, const char *path)
+{
+	struct cq_output o;
+	struct cq_error *err = cq_output_begin(path, "coreq donor's output", NULL, 0, &o);
+	size_t len = text ? strlen(text) : 0, off = 0;
+	while (!err && off < len) {
+		ssize_t w = write(o.fd, text + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	if (!err && (!text || off < len)) {
+		cq_output_abort(&o);
+		return -1;
+	}
+	if (!err)
+		err = cq_output_commit(&o);
+	if (err) {
+		fprintf(stderr, "coreq donor: %s\n", cq_esc(err->message));
+		cq_error_destroy(err);
+		return -1;
+	}
+	return 0;
 }
 
 /* The ob1 PML's types coreq's own DLL reads (plugins/ompi41/ob1.c): what donor_ob1.c
@@ -285,7 +342,7 @@ int cq_cmd_donor(struct cq_cli *cli)
 	argv[n++] = file;
 	argv[n] = NULL;
 	fprintf(stderr, "coreq donor: Open MPI %s headers %s, %s, compiling %s\n", version, cq_esc(inc), cq_esc(cc), cq_esc(file));
-	int crc = run(argv);
+	int crc = run_into(argv, n - 2, so);
 	/* the ob1 PML's types (the unexpected queue, coreq's own DLL): no installed header has
 	 * them, so from Open MPI's source tree of the same version, after the installed,
 	 * configured headers (which decide the layouts) */
@@ -301,7 +358,7 @@ int cq_cmd_donor(struct cq_cli *cli)
 		argv[n + 1] = NULL;
 		fprintf(stderr, "coreq donor: the ob1 PML's types from %s, compiling %s\n", cq_esc(cli->donor_ompi_source),
 			cq_esc(ob1_file));
-		if (run(argv)) {
+		if (run_into(argv, n - 2, ob1)) {
 			fprintf(stderr, "coreq donor: %s failed to compile %s against %s and %s (its messages are above): is it Open MPI %s's source tree (apt-get source openmpi)?\n",
 				cq_esc(cc), cq_esc(ob1_file), cq_esc(cli->donor_ompi_source), cq_esc(inc), version);
 			ob1_failed = true;
@@ -374,13 +431,15 @@ int cq_cmd_donor(struct cq_cli *cli)
 		json_object_set_new(m, "ob1_sizeof", osz);
 		json_object_set_new(m, "ob1_missing", omiss);
 	}
-	char *mpath = NULL;
-	if (!m || asprintf(&mpath, "%s/types.json", out) < 0 || json_dump_file(m, mpath, JSON_INDENT(1)) != 0) {
+	char *mpath = NULL, *mtext = m ? json_dumps(m, JSON_INDENT(1)) : NULL;
+	if (!mtext || asprintf(&mpath, "%s/types.json", out) < 0 || write_into(mtext, mpath) != 0) {
 		fprintf(stderr, "coreq donor: cannot write %s/types.json\n", cq_esc(out));
 		free(mpath);
+		free(mtext);
 		goto out;
 	}
 	free(mpath);
+	free(mtext);
 	if (nmissing) {
 		fprintf(stderr, "coreq donor: %s lacks %d of the types the DLLs ask for (listed in types.json \"missing\", \"ob1_missing\"): these headers are not Open MPI 4.x's layout coreq knows\n",
 			cq_esc(so), nmissing);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* coreq: post-mortem analyzer for Linux ELF cores of any architecture. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,11 +96,25 @@ static void usage(FILE *f)
 		"  -h, --help                 this help;  -V, --version  version\n"
 		"\nenvironment: DEBUGINFOD_URLS: servers that send missing executables, libraries and\n"
 		"debug files by build-id (DEBUGINFOD_CACHE_PATH, its cache; unset: nothing fetched)\n"
-		"\nexit status: 0 ok, 1 done with missing pieces (listed), 2 usage, 3 cannot read input,\n"
+		"\nexit status: 0 ok, 1 done with missing pieces (listed), 2 usage, 3 cannot read input\n"
+		"or write the output,\n"
 		"4 not a core / unsupported architecture, 5 malformed core, 6 bad compressed input,\n"
 		"7 item not answerable (symbol, address, thread), 8 internal error,\n"
 		"9 debugger plugin missing, untrusted or unusable; mqd job view: 10 deadlock,\n"
 		"11 possible deadlock (a cycle resting on a guess, named)\n");
+}
+
+/* Output errors are errors: a full disk or a closed pipe on stdout leaves a truncated
+ * document, which a per-rank pipeline would merge as if whole. Every write is checked at
+ * once here, by the stream's error flag and the final flush: exit 3, said on stderr. */
+static int output_written(int rc)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	fprintf(stderr, "coreq: writing the output failed (%s): what was written is incomplete\n",
+		errno ? strerror(errno) : "write error");
+	return CQ_EXIT_IO;
 }
 
 int main(int argc, char **argv)
@@ -258,7 +273,7 @@ int main(int argc, char **argv)
 	cli.nargs = argc - optind - 1;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(commands[i].name, cmd) == 0)
-			return commands[i].fn(&cli);
+			return output_written(commands[i].fn(&cli));
 	fprintf(stderr, "coreq: unknown command '%s' (see coreq --help)\n", cmd);
 	return CQ_EXIT_USAGE;
 }
