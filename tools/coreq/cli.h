@@ -49,6 +49,7 @@ struct cq_cli {
 	struct cq_ompd_options ompd;
 	struct cq_mqd_options mqd;
 	const char *dot, *svg; /**< mqd job view: graph files */
+	unsigned svg_timeout_s; /**< --svg-timeout: graphviz's time limit (0: the default) */
 	int workers;         /**< mqd job view: processes for the per-rank phase (0: CPUs) */
 	unsigned last;       /**< events: per thread (0: default) */
 	unsigned max_frames; /**< bt: frames per thread (0: default) */

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 bool cq_is_json_input(const char *path)
@@ -73,9 +75,21 @@ json_t *cq_load_doc(const char *path, char **why_ret)
 	return doc;
 }
 
+/* graphviz's dot lays out a large graph in minutes (a 2 MB stack tree: over two): it runs
+ * bounded, and a picture not made in time is said, not waited for. */
+#define SVG_TIMEOUT_S 60
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* Render DOT @p text as SVG into @p fd with graphviz's dot, run directly (no shell: the
- * output name never reaches a command line). CQ_EXIT_OK, or why not on stderr. */
-static int render_svg(const char *text, int fd, const char *svg)
+ * output name never reaches a command line), within @p limit_s seconds for writing its
+ * input and its run (killed after). CQ_EXIT_OK, or why not on stderr. */
+static int render_svg(const char *text, int fd, const char *svg, unsigned limit_s)
 {
 	int in[2];
 	if (pipe2(in, O_CLOEXEC) != 0) {
@@ -101,11 +115,17 @@ static int render_svg(const char *text, int fd, const char *svg)
 		fprintf(stderr, "coreq: no SVG: cannot run dot: %s\n", strerror(e));
 		return CQ_EXIT_INTERNAL;
 	}
+	double deadline = now_s() + limit_s;
 	size_t len = strlen(text), off = 0;
 	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-	while (off < len) {
+	/* non-blocking: a dot that stops reading must not hold coreq past the limit */
+	(void)fcntl(in[1], F_SETFL, O_NONBLOCK);
+	while (off < len && now_s() < deadline) {
+		struct pollfd p = {.fd = in[1], .events = POLLOUT};
+		if (poll(&p, 1, 100) <= 0)
+			continue;
 		ssize_t n = write(in[1], text + off, len - off);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			break;
@@ -113,10 +133,21 @@ static int render_svg(const char *text, int fd, const char *svg)
 	}
 	close(in[1]);
 	signal(SIGPIPE, old);
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (off < len || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	int status = 0;
+	pid_t w;
+	while ((w = waitpid(pid, &status, WNOHANG)) == 0 && now_s() < deadline) {
+		struct timespec ms10 = {0, 10 * 1000 * 1000};
+		nanosleep(&ms10, NULL);
+	}
+	if (w == 0) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		fprintf(stderr, "coreq: no SVG: dot took longer than %u s on this graph (%zu bytes of DOT) and was stopped; the DOT text is in --dot (--svg-timeout SECS)\n",
+			limit_s, len);
+		return CQ_EXIT_PARTIAL;
+	}
+	if (off < len || w < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "coreq: dot -Tsvg failed for %s\n", svg);
 		return CQ_EXIT_IO;
 	}
@@ -156,7 +187,7 @@ int cq_write_graph(struct cq_cli *cli, char *text)
 			cq_error_destroy(err);
 		} else {
 			if (g) {
-				grc = render_svg(text, out.fd, svg);
+				grc = render_svg(text, out.fd, svg, cli->svg_timeout_s ? cli->svg_timeout_s : SVG_TIMEOUT_S);
 			} else {
 				size_t len = strlen(text), off = 0;
 				while (off < len) {

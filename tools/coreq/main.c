@@ -91,6 +91,7 @@ static void usage(FILE *f)
 		"      --ompi-source DIR      donor: Open MPI's source tree of the same version (apt-get\n"
 		"                             source openmpi): the ob1 types too (the unexpected queue)\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
+		"      --svg-timeout SECS     time limit of graphviz's dot for --svg (default 60)\n"
 		"      --max-inflate BYTES    bound on a compressed core's (or report's) expanded size\n"
 		"                             (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
@@ -134,6 +135,7 @@ int main(int argc, char **argv)
 		{"ompd-trusted-dir", required_argument, NULL, 'T'},
 		{"ompd-allow-untrusted", no_argument, NULL, 'U'},
 		{"plugin-timeout", required_argument, NULL, 'W'},
+		{"svg-timeout", required_argument, NULL, 305},
 		{"types", required_argument, NULL, 'Y'},
 		{"mqd-plugin", required_argument, NULL, 'Q'},
 		{"mqd-trusted-dir", required_argument, NULL, 'R'},
@@ -259,6 +261,13 @@ int main(int argc, char **argv)
 		case 302: cli.donor_libmpi = optarg; break;
 		case 303: cli.donor_cc = optarg; break;
 		case 304: cli.donor_ompi_source = optarg; break;
+		case 305:
+			if (!cq_parse_u64(optarg, &v) || v == 0 || v > 3600) {
+				fprintf(stderr, "coreq: bad --svg-timeout %s (seconds, 1..3600)\n", optarg);
+				return CQ_EXIT_USAGE;
+			}
+			cli.svg_timeout_s = (unsigned)v;
+			break;
 		case 'h': usage(stdout); return CQ_EXIT_OK;
 		case 'V': printf("coreq %s\n", COREQ_VERSION); return CQ_EXIT_OK;
 		default: usage(stderr); return CQ_EXIT_USAGE;
