@@ -276,8 +276,19 @@ static struct cq_error *ranges_of(const json_t *n, const char *key, uint64_t off
 
 /* Merge node @p j into @p n, or with @p n NULL only check it (a tree refused adds nothing:
  * it is checked whole before it is merged). */
+/* @p a + @p b within the bound every count keeps (CQ_TASK_MAX - 1): a sum over many
+ * inputs must not wrap (it was printed negative); *@p capped says when it was held. */
+static uint64_t add_count(uint64_t a, uint64_t b, bool *capped)
+{
+	if (a + b >= CQ_TASK_MAX || a + b < a) {
+		*capped = true;
+		return CQ_TASK_MAX - 1;
+	}
+	return a + b;
+}
+
 static struct cq_error *merge_node(struct node *n, const json_t *j, uint64_t offset, const char *name,
-				   unsigned depth)
+				   unsigned depth, bool *capped)
 {
 	if (depth > MAX_DEPTH)
 		return cq_error_create(CQ_ERR_FORMAT, "%s: deeper than %u frames", name, MAX_DEPTH);
@@ -297,8 +308,8 @@ static struct cq_error *merge_node(struct node *n, const json_t *j, uint64_t off
 	if (err)
 		return err;
 	if (n) {
-		n->threads += threads;
-		n->end_threads += end_threads;
+		n->threads = add_count(n->threads, threads, capped);
+		n->end_threads = add_count(n->end_threads, end_threads, capped);
 	}
 	const json_t *kids = json_object_get(j, "children"), *k;
 	if (!json_is_array(kids))
@@ -311,7 +322,7 @@ static struct cq_error *merge_node(struct node *n, const json_t *j, uint64_t off
 		struct node *c = n ? child(n, label, jstr(k, "function")) : NULL;
 		if (n && !c)
 			return &cq_error_nomem;
-		if ((err = merge_node(c, k, offset, name, depth + 1)))
+		if ((err = merge_node(c, k, offset, name, depth + 1, capped)))
 			return err;
 	}
 	return NULL;
@@ -333,7 +344,8 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
 	const json_t *root = json_object_get(tree, "root");
 	/* tasks by order continue after the ones already added; checked with that offset */
 	uint64_t offset = s == SOURCE_ORDER ? t->next_order : 0;
-	struct cq_error *err = merge_node(NULL, root, offset, name, 0);
+	bool capped = false;
+	struct cq_error *err = merge_node(NULL, root, offset, name, 0, &capped);
 	if (err)
 		return err;
 	if (s == SOURCE_NONE) {
@@ -347,8 +359,11 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
 	if ((err = ranges_of(root, "tasks", 0, name, &own)) == NULL && s == SOURCE_ORDER && own.n)
 		t->next_order += own.r[own.n - 1].hi + 1;
 	cq_ranges_deinit(&own);
-	if (err || (err = merge_node(&t->root, root, offset, name, 0)))
+	if (err || (err = merge_node(&t->root, root, offset, name, 0, &capped)))
 		return err;
+	if (capped)
+		cq_json_problem(t->problems, name, "thread counts above 2^48 - 1 in total: held at 2^48 - 1 (the counts "
+				"of this tree and those merged before it)");
 	const json_t *p;
 	size_t i;
 	json_array_foreach(json_object_get(tree, "problems"), i, p)
