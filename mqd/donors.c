@@ -12,6 +12,7 @@
 #include "corelib/text.h"
 #include "corelib/self_path.h"
 #include "corelib/types.h"
+#include "corelib/file.h"
 #include "donors.h"
 
 /* A manifest is a page of JSON; anything much larger is not one of ours. */
@@ -105,10 +106,20 @@ static json_t *manifest(const char *dir)
 	char *path;
 	if (asprintf(&path, "%s/types.json", dir) < 0)
 		return NULL;
-	FILE *f = fopen(path, "re");
+	/* a regular file only, checked before it is opened for reading: a FIFO planted as a
+	 * manifest blocked fopen() forever */
+	int fd;
+	struct cq_error *err = cq_open_regular(path, "donor manifest", &fd);
 	free(path);
-	if (!f)
+	if (err) {
+		cq_error_destroy(err);
 		return NULL;
+	}
+	FILE *f = fdopen(fd, "re");
+	if (!f) {
+		close(fd);
+		return NULL;
+	}
 	struct stat st;
 	json_t *m = NULL;
 	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= MAX_MANIFEST)
