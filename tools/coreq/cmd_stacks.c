@@ -25,6 +25,10 @@ static json_t *walk_core(struct cq_cli *cli, const char *path, struct cq_error *
 	}
 	json_t *bt = NULL;
 	struct cq_stack_options opt = {.max_frames = cli->max_frames};
+	/* one stack per process is the crashing thread's: only it is walked (a core of 2,000
+	 * threads of 400 frames each cost 1 GB walking them all to show one) */
+	if (!cli->all_threads && core->nthreads)
+		opt.tid = core->threads[core->crash_thread < core->nthreads ? core->crash_thread : 0].tid;
 	*err = cq_bt_document(core, &opt, true, &bt); /* as `coreq bt --json` makes it */
 	cq_core_close(core);
 	return bt;
