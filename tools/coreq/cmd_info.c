@@ -154,26 +154,37 @@ static const struct cq_frame *user_frame_of(const struct cq_thread_stack *t)
 }
 
 /* The stacks in the JSON document: each thread's user frame, `info`'s crash stack. */
-static void add_stacks(const struct cq_stacks *s, json_t *doc, bool crash_stack)
+/* The crashing thread's whole stack, for `info`'s crash_stack. */
+static json_t *crash_stack_json(const struct cq_core *core, const struct cq_stacks *s)
 {
-	json_t *crash = NULL, *t;
-	size_t i;
-	/* the document's threads are the core's, in its order */
-	json_array_foreach(json_object_get(doc, "threads"), i, t) {
+	for (size_t i = 0; i < core->nthreads; i++) {
 		const struct cq_thread_stack *ts = cq_stacks_thread(s, i);
-		const struct cq_frame *f = user_frame_of(ts);
-		json_object_set_new(t, "user_frame", f ? cq_frame_json(f) : json_null());
-		if (ts && ts->crashing && !crash) {
-			json_t *frames = json_array();
-			for (unsigned k = 0; k < ts->nframes; k++)
-				json_array_append_new(frames, cq_frame_json(&ts->frames[k]));
-			crash = json_pack("{s:o, s:s}", "frames", frames, "stop", ts->stop ? ts->stop : "?");
-		}
+		if (!ts || !ts->crashing)
+			continue;
+		json_t *frames = json_array();
+		for (unsigned k = 0; k < ts->nframes; k++)
+			json_array_append_new(frames, cq_frame_json(&ts->frames[k]));
+		return json_pack("{s:o, s:s}", "frames", frames, "stop", ts->stop ? ts->stop : "?");
 	}
-	if (crash_stack)
-		json_object_set_new(doc, "crash_stack", crash ? crash : json_null());
-	else
-		json_decref(crash);
+	return json_null();
+}
+
+struct thread_items {
+	struct cq_core *core;
+	const struct cq_stacks *stacks;
+	bool regs;
+};
+
+/* Thread @p i of the document, with its user frame from the walk: made one at a time as
+ * it is printed (cq_emit_json_items), so that 100,000 threads are never all in memory
+ * (1.17 GB as one array). */
+static json_t *thread_item(size_t i, void *arg)
+{
+	const struct thread_items *t = arg;
+	json_t *o = thread_json(t->core, &t->core->threads[i], t->regs);
+	const struct cq_frame *f = user_frame_of(cq_stacks_thread(t->stacks, i));
+	json_object_set_new(o, "user_frame", f ? cq_frame_json(f) : json_null());
+	return o;
 }
 
 /* The document of `info` (with_images) or `threads`: @p full, all of it (JSON); else only
@@ -241,11 +252,10 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 		cq_error_destroy(err);
 	}
 	if (full) {
-		json_t *list = json_array();
-		for (size_t i = 0; i < core->nthreads; i++)
-			json_array_append_new(list, thread_json(core, &core->threads[i], regs));
-		json_object_set_new(doc, "threads", list);
-		add_stacks(stacks, doc, with_images);
+		/* the threads' place: filled item by item when printed (thread_item) */
+		json_object_set_new(doc, "threads", json_null());
+		if (with_images)
+			json_object_set_new(doc, "crash_stack", crash_stack_json(core, stacks));
 	}
 	if (with_images) {
 		if (full)
@@ -481,7 +491,8 @@ static int info_common(struct cq_cli *cli, bool with_images, bool regs)
 		if (rc)
 			fprintf(stderr, "coreq: analysis incomplete: %zu problem(s), listed in the output\n",
 				core->nproblems);
-		cq_emit_json(doc);
+		struct thread_items items = {core, stacks, regs};
+		cq_emit_json_items(doc, "threads", core->nthreads, thread_item, &items);
 		cq_stacks_free(stacks);
 		cq_core_close(core);
 		return rc;
