@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Task-id sets as ranges (ranges.h). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,29 @@ void cq_ranges_init(struct cq_ranges *s)
 
 void cq_ranges_deinit(struct cq_ranges *s)
 {
-	free(s->r);
+	free(s->base);
 	memset(s, 0, sizeof(*s));
+}
+
+/* Room for one more range: at the front when @p front (base has head slots before r),
+ * else at the back. Growing doubles the allocation and leaves as much room before the
+ * ranges as after, so either end takes a long run of additions in O(1) each. */
+static bool room(struct cq_ranges *s, bool front)
+{
+	if (front ? s->head > 0 : s->head + s->n < s->cap)
+		return true;
+	size_t cap = s->cap ? s->cap * 2 : 8, head = (cap - s->n) / 2;
+	struct cq_task_range *b = malloc(cap * sizeof(*b));
+	if (!b)
+		return false;
+	if (s->n)
+		memcpy(b + head, s->r, s->n * sizeof(*b));
+	free(s->base);
+	s->base = b;
+	s->head = head;
+	s->r = b + head;
+	s->cap = cap;
+	return true;
 }
 
 /* The first range whose hi + 1 >= @p lo (the first one @p lo could touch). */
@@ -57,15 +79,16 @@ struct cq_error *cq_ranges_add(struct cq_ranges *s, uint64_t lo, uint64_t hi)
 		s->n -= j - i - 1;
 		return NULL;
 	}
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 4;
-		struct cq_task_range *r = realloc(s->r, cap * sizeof(*r));
-		if (!r)
-			return &cq_error_nomem;
-		s->r = r;
-		s->cap = cap;
+	/* a new range at i: before all the others into the room in front, else the ones
+	 * after it move back by one */
+	if (!room(s, i == 0))
+		return &cq_error_nomem;
+	if (i == 0 && s->head > 0) {
+		s->r--;
+		s->head--;
+	} else {
+		memmove(s->r + i + 1, s->r + i, (s->n - i) * sizeof(*s->r));
 	}
-	memmove(s->r + i + 1, s->r + i, (s->n - i) * sizeof(*s->r));
 	s->r[i] = (struct cq_task_range){lo, hi};
 	s->n++;
 	return NULL;

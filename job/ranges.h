@@ -24,6 +24,10 @@ struct cq_task_range {
 struct cq_ranges {
 	struct cq_task_range *r; /**< sorted by lo; disjoint and not adjacent */
 	size_t n, cap;
+	/** The allocation r lies in, with @c head free slots before r: ids added in decreasing
+	 * order go in front without moving the others (300,000 of them took 26 s). */
+	struct cq_task_range *base;
+	size_t head;
 };
 
 /** An empty set; cq_ranges_deinit() releases it. */
