@@ -58,7 +58,7 @@ static struct cq_error *put(struct sink *s, const unsigned char *p, size_t n)
 {
 	if (n > s->max - s->total)
 		return cq_error_create(CQ_ERR_COMPRESSED, "%s: %s: expands to more than %llu bytes; raise --max-inflate if "
-				       "this core is genuine", s->path, s->fmt, (unsigned long long)s->max);
+				       "this file is genuine", s->path, s->fmt, (unsigned long long)s->max);
 	if (all_zero(p, n)) {
 		if (n && lseek(s->out, (off_t)n, SEEK_CUR) < 0)
 			return cq_error_errno(errno, "%s: temporary file", s->path);

@@ -138,10 +138,19 @@ struct cq_error *cq_file_of_memory(uint8_t *buf, size_t size, const char *name, 
 	return NULL;
 }
 
+/* Process-wide: set once by the tool before any input is opened (and inherited by the
+ * worker processes it forks), read by every open that has no bound of its own. */
+static uint64_t default_max_inflated = CQ_FILE_DEFAULT_MAX_INFLATED;
+
+void cq_file_set_max_inflated(uint64_t max_inflated)
+{
+	default_max_inflated = max_inflated ? max_inflated : CQ_FILE_DEFAULT_MAX_INFLATED;
+}
+
 struct cq_error *cq_file_open(const char *path, uint64_t max_inflated, struct cq_file **ret)
 {
 	if (!max_inflated)
-		max_inflated = CQ_FILE_DEFAULT_MAX_INFLATED;
+		max_inflated = default_max_inflated;
 	int fd;
 	struct stat st;
 	struct cq_error *oerr = open_regular(path, NULL, &fd, &st);

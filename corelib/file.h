@@ -23,6 +23,14 @@
 /** Default bound on the inflated size of a compressed input (4 GiB). */
 #define CQ_FILE_DEFAULT_MAX_INFLATED (UINT64_C(4) << 30)
 
+/**
+ * The bound for inputs opened without one of their own (cq_file_open with 0): the
+ * executables, libraries and debug files a core names, is given or a server sends, which
+ * are opened far from the options (cq_elf_open). A tool sets it once, from its
+ * --max-inflate, before it opens anything; 0 restores CQ_FILE_DEFAULT_MAX_INFLATED.
+ */
+void cq_file_set_max_inflated(uint64_t max_inflated);
+
 /** Blocks of a file kept in memory: plugins read the same few bytes many times. A block is
  * a quarter of a page: an unwinder reads a few words of each thread's stack, and copying
  * whole pages out of the kernel was a twentieth of `coreq info` on 65 threads. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "corelib/file.h"
 
 #define COREQ_VERSION "0.1.0"
 
@@ -255,6 +256,7 @@ int main(int argc, char **argv)
 				return CQ_EXIT_USAGE;
 			}
 			cli.opts.max_inflated = v;
+			cq_file_set_max_inflated(v); /* every compressed input, not only the core */
 			break;
 		case 300: cli.donor_arch = optarg; break;
 		case 301: cli.donor_mpi_include = optarg; break;
