@@ -182,6 +182,19 @@ static char *cache_dir(void)
 	return asprintf(&dir, "%s/debuginfod_client", xdg) < 0 ? NULL : dir;
 }
 
+/* Remove @p path, a file libdebuginfod put in its cache that coreq refused: only a regular
+ * file (not followed through a link) below the cache directory. */
+static void forget(const char *path)
+{
+	char *dir = cache_dir();
+	size_t n = dir ? strlen(dir) : 0;
+	struct stat st;
+	if (n && !strncmp(path, dir, n) && path[n] == '/' && !strstr(path + n, "/../") && lstat(path, &st) == 0 &&
+	    S_ISREG(st.st_mode))
+		unlink(path);
+	free(dir);
+}
+
 /* Held while libdebuginfod looks a file up: coreq's processes that share a cache (`coreq
  * mqd`'s workers, one per rank) take turns. libdebuginfod 0.188 run by two processes at
  * once on one cache lost a file now and then: one process answered "not found" for a file
@@ -257,6 +270,13 @@ enum cq_debuginfod_result cq__debuginfod_fetch(enum cq_debuginfod_kind kind, con
 			origin = NULL;
 		char *why = origin && path ? verify(path, origin, build_id, len, &ret->elf) : strdup("out of memory");
 		if (why) {
+			/* a server that sent the wrong file (another build-id, no ELF, a bomb) is not
+			 * asked again (each answer may take minutes and a gigabyte), and what it sent
+			 * leaves the cache, where later runs would take it without asking an honest
+			 * server */
+			if (path)
+				forget(path);
+			snprintf(failed, sizeof(failed), "%s; not asked again", why);
 			*why_ret = why;
 			free(path);
 			free(origin);
