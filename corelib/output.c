@@ -72,6 +72,20 @@ void cq_output_abort(struct cq_output *o)
 	o->fd = -1;
 }
 
+struct cq_error *cq_output_write(struct cq_output *o, const void *p, size_t n)
+{
+	const char *c = p;
+	for (size_t done = 0; done < n;) {
+		ssize_t w = write(o->fd, c + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return cq_error_errno(w < 0 ? errno : EIO, "cannot write %s", o->path);
+		done += (size_t)w;
+	}
+	return NULL;
+}
+
 struct cq_error *cq_output_commit(struct cq_output *o)
 {
 	struct cq_error *err = NULL;

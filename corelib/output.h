@@ -33,6 +33,10 @@ bool cq_same_file(const char *a, const char *b);
 struct cq_error *cq_output_begin(const char *path, const char *what, const char *const *inputs,
 				 size_t ninputs, struct cq_output *ret);
 
+/** Write all @p n bytes at @p p to the temporary file (retrying short writes and
+ * interruptions); an error names the output. */
+struct cq_error *cq_output_write(struct cq_output *o, const void *p, size_t n);
+
 /** Close the temporary file and rename it onto the output; on failure it is removed.
  * @p o is released either way. */
 struct cq_error *cq_output_commit(struct cq_output *o);

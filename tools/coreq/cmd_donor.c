@@ -157,20 +157,9 @@ static int write_into(const char *text, const char *path)
 {
 	struct cq_output o;
 	struct cq_error *err = cq_output_begin(path, "coreq donor's output", NULL, 0, &o);
-	size_t len = text ? strlen(text) : 0, off = 0;
-	while (!err && off < len) {
-		ssize_t w = write(o.fd, text + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	if (!err && (!text || off < len)) {
+	if (!err && (err = cq_output_write(&o, text, strlen(text))))
 		cq_output_abort(&o);
-		return -1;
-	}
-	if (!err)
+	else if (!err)
 		err = cq_output_commit(&o);
 	if (err) {
 		fprintf(stderr, "coreq donor: %s\n", cq_esc(err->message));

@@ -189,17 +189,9 @@ int cq_write_graph(struct cq_cli *cli, char *text)
 			if (g) {
 				grc = render_svg(text, out.fd, svg, cli->svg_timeout_s ? cli->svg_timeout_s : SVG_TIMEOUT_S);
 			} else {
-				size_t len = strlen(text), off = 0;
-				while (off < len) {
-					ssize_t w = write(out.fd, text + off, len - off);
-					if (w < 0 && errno == EINTR)
-						continue;
-					if (w <= 0)
-						break;
-					off += (size_t)w;
-				}
-				if (off < len) {
-					fprintf(stderr, "coreq: cannot write %s: %s\n", dot, strerror(errno));
+				if ((err = cq_output_write(&out, text, strlen(text)))) {
+					fprintf(stderr, "coreq: %s\n", cq_esc(err->message));
+					cq_error_destroy(err);
 					grc = CQ_EXIT_IO;
 				}
 			}
