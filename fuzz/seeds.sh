@@ -15,7 +15,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
 case $FUZZ_DIR in /*) ;; *) FUZZ_DIR=$ROOT/$FUZZ_DIR ;; esac
 DATA=$FUZZ_DIR/data
-ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson fuzz_stack"
+ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson fuzz_stack fuzz_tree"
 
 data() {
 	rm -rf "$DATA"
@@ -131,6 +131,18 @@ for f in glob.glob(os.path.join(root, "stacks", "golden", "*.json")):
     with open(os.path.join(sys.argv[2], "tree-" + os.path.basename(f)[:-5]), "wb") as out:
         out.write(json.dumps(json.load(open(f)), separators=(",", ":")).encode())
 PY
+		fi
+		if [ "$t" = fuzz_tree ]; then
+			# the generator's programs (fuzz_tree.c): every label mode with both thread
+			# modes; bt documents with ranks, by order, deep; trees wide, chained, marked
+			local m
+			for m in 0 1 2 4 5 6; do
+				printf "\\$(printf %o "$m")\\3\\0\\4\\1\\2\\5\\3\\7" >"$c/bt-mode$m"
+				printf "\\$(printf %o $((m | 48)))\\2\\1\\34\\1\\0\\3\\0\\0\\4\\5" >"$c/tree-mode$m"
+			done
+			printf '\0\1\2\2\201\1\1\1' >"$c/bt-deep"
+			printf '\20\1\1\330\1\0\0\0\0\0\0' >"$c/tree-chain"
+			printf '\0\1\1\34\1\0\0\0\0\100' >"$c/tree-wide"
 		fi
 		if [ -d "$gen/$t" ]; then cp "$gen/$t"/* "$c/"; fi
 		for d in "$ROOT/fuzz/seeds/$t" "$ROOT/fuzz/regressions/$t"; do

@@ -306,8 +306,11 @@ static uint64_t add_count(uint64_t a, uint64_t b, bool *capped)
 	return a + b;
 }
 
+/* @p own, when not NULL (the check of the root), receives the node's own task set as
+ * parsed, shifted by @p offset: the root's set is parsed once for the check and once for
+ * the merge, not a third time for the order's next id. */
 static struct cq_error *merge_node(struct node *n, const json_t *j, uint64_t offset, const char *name,
-				   unsigned depth, bool *capped)
+				   unsigned depth, bool *capped, struct cq_ranges *own)
 {
 	if (depth > MAX_DEPTH)
 		return cq_error_create(CQ_ERR_FORMAT, "%s: deeper than %u frames", name, MAX_DEPTH);
@@ -318,7 +321,7 @@ static struct cq_error *merge_node(struct node *n, const json_t *j, uint64_t off
 	struct cq_ranges scratch_tasks, scratch_ends;
 	cq_ranges_init(&scratch_tasks);
 	cq_ranges_init(&scratch_ends);
-	if (!(err = ranges_of(j, "tasks", offset, name, n ? &n->tasks : &scratch_tasks)) &&
+	if (!(err = ranges_of(j, "tasks", offset, name, n ? &n->tasks : own ? own : &scratch_tasks)) &&
 	    !(err = ranges_of(j, "ends", offset, name, n ? &n->ends : &scratch_ends)) &&
 	    !(err = count_of(j, "thread_count", name, &threads)))
 		err = count_of(j, "end_thread_count", name, &end_threads);
@@ -341,7 +344,7 @@ static struct cq_error *merge_node(struct node *n, const json_t *j, uint64_t off
 		struct node *c = n ? child(n, label, jstr(k, "function")) : NULL;
 		if (n && !c)
 			return &cq_error_nomem;
-		if ((err = merge_node(c, k, offset, name, depth + 1, capped)))
+		if ((err = merge_node(c, k, offset, name, depth + 1, capped, NULL)))
 			return err;
 	}
 	return NULL;
@@ -364,7 +367,11 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
 	/* tasks by order continue after the ones already added; checked with that offset */
 	uint64_t offset = s == SOURCE_ORDER ? t->next_order : 0;
 	bool capped = false;
-	struct cq_error *err = merge_node(NULL, root, offset, name, 0, &capped);
+	struct cq_ranges own;
+	cq_ranges_init(&own);
+	struct cq_error *err = merge_node(NULL, root, offset, name, 0, &capped, &own);
+	uint64_t next = own.n ? own.r[own.n - 1].hi + 1 : t->next_order; /* offset included */
+	cq_ranges_deinit(&own);
 	if (err)
 		return err;
 	if (s == SOURCE_NONE) {
@@ -373,12 +380,9 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
 	} else if ((err = source_check(t, s, name))) {
 		return err;
 	}
-	struct cq_ranges own;
-	cq_ranges_init(&own);
-	if ((err = ranges_of(root, "tasks", 0, name, &own)) == NULL && s == SOURCE_ORDER && own.n)
-		t->next_order += own.r[own.n - 1].hi + 1;
-	cq_ranges_deinit(&own);
-	if (err || (err = merge_node(&t->root, root, offset, name, 0, &capped)))
+	if (s == SOURCE_ORDER)
+		t->next_order = next;
+	if ((err = merge_node(&t->root, root, offset, name, 0, &capped, NULL)))
 		return err;
 	if (capped)
 		cq_json_problem(t->problems, name, "thread counts above 2^48 - 1 in total: held at 2^48 - 1 (the counts "
@@ -394,18 +398,7 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
 
 /* ---- the document ---- */
 
-static int by_count(const void *a, const void *b)
-{
-	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	json_int_t cx = json_integer_value(json_object_get(x, "task_count"));
-	json_int_t cy = json_integer_value(json_object_get(y, "task_count"));
-	if (cx != cy)
-		return cx > cy ? -1 : 1;
-	const char *lx = jstr(x, "label"), *ly = jstr(y, "label");
-	return strcmp(lx ? lx : "", ly ? ly : "");
-}
-
-/* Leaf classes: most tasks first, then by path. */
+/* Leaf classes: most tasks first, then in the tree's order (node ids are preorder). */
 static int by_class(const void *a, const void *b)
 {
 	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
@@ -413,13 +406,9 @@ static int by_class(const void *a, const void *b)
 	json_int_t cy = json_integer_value(json_object_get(y, "task_count"));
 	if (cx != cy)
 		return cx > cy ? -1 : 1;
-	const json_t *px = json_object_get(x, "path"), *py = json_object_get(y, "path");
-	for (size_t i = 0; i < json_array_size(px) && i < json_array_size(py); i++) {
-		int c = strcmp(json_string_value(json_array_get(px, i)) ?: "", json_string_value(json_array_get(py, i)) ?: "");
-		if (c)
-			return c;
-	}
-	return json_array_size(px) < json_array_size(py) ? -1 : json_array_size(px) > json_array_size(py);
+	json_int_t ix = json_integer_value(json_object_get(x, "node"));
+	json_int_t iy = json_integer_value(json_object_get(y, "node"));
+	return (ix > iy) - (ix < iy);
 }
 
 /* @p arr sorted by @p cmp (jansson has no sort). */
@@ -447,52 +436,96 @@ static json_t *ranges_json(const struct cq_ranges *r)
 	return j;
 }
 
-/* The JSON of @p n; its leaf classes appended to @p classes with @p path (labels from
- * the root's child down to @p n's parent). */
-static json_t *node_json(const struct node *n, json_t *path, json_t *classes)
+/* A child in output order: most tasks first, then by label. */
+struct kid {
+	const struct node *n;
+	uint64_t count;
+};
+
+static int kid_order(const void *a, const void *b)
 {
+	const struct kid *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->n->label, y->n->label);
+}
+
+/* The walk that writes the document: node ids in preorder, and the labels of the path
+ * from the root's child down to the node being written (as pointers into the tree: a path
+ * is never copied, so memory stays linear in the nodes however deep the leaves are). */
+struct walk {
+	json_t *classes;
+	const char **labels; /* MAX_DEPTH + 1 */
+	json_int_t next_id;
+	bool failed;
+};
+
+/* How many of a class's innermost labels its JSON repeats (the text shows as many): the
+ * whole path is the chain of nodes to "node", which a reader follows in the tree. */
+#define CLASS_LAST 3
+
+/* The JSON of @p n at @p depth (the root's is 0); its leaf class, if any, appended to the
+ * walk's classes. NULL when out of memory. */
+static json_t *node_json(const struct node *n, unsigned depth, struct walk *w)
+{
+	json_int_t id = w->next_id++;
 	json_t *kids = json_array();
-	json_t *o = json_pack("{s:o, s:o, s:I, s:I, s:o, s:I}", "label", cq_json_str(n->label), "tasks",
-			      ranges_json(&n->tasks), "task_count", (json_int_t)cq_ranges_count(&n->tasks),
+	json_t *o = json_pack("{s:I, s:o, s:o, s:I, s:I, s:o, s:I}", "id", id, "label", cq_json_str(n->label),
+			      "tasks", ranges_json(&n->tasks), "task_count", (json_int_t)cq_ranges_count(&n->tasks),
 			      "thread_count", (json_int_t)n->threads, "ends", ranges_json(&n->ends),
 			      "end_thread_count", (json_int_t)n->end_threads);
-	if (!o || !kids) {
+	struct kid *order = n->nkids ? malloc(n->nkids * sizeof(*order)) : NULL;
+	if (!o || !kids || (n->nkids && !order)) {
 		json_decref(o);
 		json_decref(kids);
+		free(order);
 		return NULL;
 	}
 	if (n->function)
 		json_object_set_new(o, "function", cq_json_str(n->function));
-	bool root = !path;
-	json_t *here = root ? json_array() : json_copy(path);
-	if (!root)
-		json_array_append_new(here, cq_json_str(n->label));
-	if (n->ends.n)
-		json_array_append_new(classes, json_pack("{s:O, s:o, s:I, s:I}", "path", here, "tasks",
-							  ranges_json(&n->ends), "task_count",
-							  (json_int_t)cq_ranges_count(&n->ends), "thread_count",
-							  (json_int_t)n->end_threads));
+	if (depth)
+		w->labels[depth - 1] = n->label;
+	if (n->ends.n) {
+		json_t *last = json_array();
+		for (unsigned k = depth > CLASS_LAST ? depth - CLASS_LAST : 0; last && k < depth; k++)
+			json_array_append_new(last, cq_json_str(w->labels[k]));
+		json_t *c = last ? json_pack("{s:I, s:I, s:o, s:o, s:I, s:I}", "node", id, "depth", (json_int_t)depth,
+					     "last", last, "tasks", ranges_json(&n->ends), "task_count",
+					     (json_int_t)cq_ranges_count(&n->ends), "thread_count",
+					     (json_int_t)n->end_threads)
+				 : NULL;
+		if (!c || json_array_append_new(w->classes, c))
+			w->failed = true;
+	}
 	for (size_t i = 0; i < n->nkids; i++)
-		json_array_append_new(kids, node_json(n->kids[i], here, classes));
-	json_decref(here);
-	json_object_set_new(o, "children", sorted(kids, by_count));
+		order[i] = (struct kid){n->kids[i], cq_ranges_count(&n->kids[i]->tasks)};
+	if (n->nkids > 1)
+		qsort(order, n->nkids, sizeof(*order), kid_order);
+	for (size_t i = 0; i < n->nkids && !w->failed; i++) {
+		json_t *k = node_json(order[i].n, depth + 1, w);
+		if (!k || json_array_append_new(kids, k))
+			w->failed = true;
+	}
+	free(order);
+	json_object_set_new(o, "children", kids);
 	return o;
 }
 
 json_t *cq_tree_json(const struct cq_tree *t)
 {
-	json_t *classes = json_array();
-	json_t *root = node_json(&t->root, NULL, classes);
-	if (!root || !classes) {
+	struct walk w = {.classes = json_array(), .labels = calloc(MAX_DEPTH + 1, sizeof(*w.labels))};
+	json_t *root = w.classes && w.labels ? node_json(&t->root, 0, &w) : NULL;
+	free(w.labels);
+	if (!root || w.failed) {
 		json_decref(root);
-		json_decref(classes);
+		json_decref(w.classes);
 		return NULL;
 	}
-	sorted(classes, by_class);
+	sorted(w.classes, by_class);
 	return json_pack("{s:s, s:s, s:b, s:s, s:O, s:O, s:O, s:O, s:o, s:o, s:O}", "schema", "coreq-stacks/1", "by",
 			 by_names[t->by], "all_threads", t->all_threads, "task_source", source_names[t->source],
 			 "rank_from", t->rank_from,
 			 "tasks", json_object_get(root, "tasks"), "task_count", json_object_get(root, "task_count"),
-			 "thread_count", json_object_get(root, "thread_count"), "root", root, "classes", classes,
+			 "thread_count", json_object_get(root, "thread_count"), "root", root, "classes", w.classes,
 			 "problems", t->problems);
 }

@@ -47,7 +47,9 @@ struct cq_error *cq_tree_add_bt(struct cq_tree *t, const json_t *bt, const char 
 struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const char *name);
 
 /** The tree as a coreq-stacks/1 document (children by descending task count, then label;
- * the leaf classes the same). NULL when out of memory. */
+ * nodes numbered in that preorder; the leaf classes by descending task count, then node,
+ * each naming its node by number rather than repeating its path). NULL when out of
+ * memory. */
 json_t *cq_tree_json(const struct cq_tree *t);
 
 /** Mark the nodes of a coreq-stacks/1 document @p doc that tasks of @p ranks (text as

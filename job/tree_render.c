@@ -94,11 +94,12 @@ void cq_tree_print(const json_t *doc, FILE *out, bool color)
 		fprintf(out, "\n%zu classes (tasks sharing one path):\n", json_array_size(classes));
 	json_array_foreach(classes, i, c) {
 		counts(&p, c, "tasks", "task_count", "thread_count");
-		const json_t *path = json_object_get(c, "path");
-		size_t n = json_array_size(path);
-		fputs(n > 3 ? " ... " : " ", out);
-		for (size_t k = n > 3 ? n - 3 : 0; k < n; k++) {
-			char *l = cq_text_escape(json_string_value(json_array_get(path, k)) ?: "?");
+		/* the innermost labels the class repeats; "..." when the path is longer */
+		const json_t *last = json_object_get(c, "last");
+		size_t n = json_array_size(last);
+		fputs((size_t)jint(c, "depth") > n ? " ... " : " ", out);
+		for (size_t k = 0; k < n; k++) {
+			char *l = cq_text_escape(json_string_value(json_array_get(last, k)) ?: "?");
 			fprintf(out, "%s%s", l ? l : "?", k + 1 < n ? " > " : "");
 			free(l);
 		}

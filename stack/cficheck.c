@@ -600,6 +600,22 @@ uint64_t cq_stack_cfi_bad_at(struct cq_cfi_guard *g, uint64_t a)
 	return m > CQ_STACK_MAX_CFI_REG ? m : 0;
 }
 
+/* Whether libdw 0.188 may take section @p name as its .debug_frame (dwarf_begin_elf.c,
+ * check_section): plain, GNU-compressed (".zdebug_frame"), split (".dwo") or LTO. Checking
+ * every such section, not only the one libdw keeps, refuses nothing real. */
+static bool debug_frame_name(const char *name)
+{
+	if (!strncmp(name, ".gnu.debuglto_", 14))
+		return !strcmp(name + 14, ".debug_frame");
+	if (!strncmp(name, ".zdebug_frame", 13))
+		name += 13;
+	else if (!strncmp(name, ".debug_frame", 12))
+		name += 12;
+	else
+		return false;
+	return !*name || !strcmp(name, ".dwo");
+}
+
 uint64_t cq_stack_cfi_bad_debug(struct cq_cfi_guard *g)
 {
 	if (g->debug_done)
@@ -616,9 +632,13 @@ uint64_t cq_stack_cfi_bad_debug(struct cq_cfi_guard *g)
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
 		const char *name;
+		/* Opening the Dwarf (above) expanded the compressed ones in this Elf, as libdw
+		 * reads them: SHF_COMPRESSED is cleared then, and .zdebug_ data replaced. One
+		 * still marked compressed did not expand, and libdw left it out; a .zdebug_ one
+		 * that did not expand is taken as it is, so it is checked as it is. */
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(name, ".debug_frame") ||
-		    (sh.sh_flags & SHF_COMPRESSED)) /* libdw decompresses its own copy */
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || !debug_frame_name(name) ||
+		    (sh.sh_flags & SHF_COMPRESSED))
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf)
