@@ -128,6 +128,33 @@ enum cq_mpi_wait cq_mpi_call_waits(const char *name)
 	return c ? c->waits : CQ_MPI_WAITS_NOTHING;
 }
 
+/* The communicator's place among the C binding's arguments (MPI 3.1/4.0 chapters 5 and 6),
+ * sorted by name without the "MPI_" prefix. */
+static const struct comm_arg {
+	const char *name;
+	int arg;
+} comm_args[] = {
+	{"Allgather", 6}, {"Allgatherv", 7}, {"Allreduce", 5}, {"Alltoall", 6}, {"Alltoallv", 8},
+	{"Alltoallw", 8}, {"Barrier", 0}, {"Bcast", 4}, {"Comm_create", 0}, {"Comm_dup", 0},
+	{"Comm_split", 0}, {"Comm_split_type", 0}, {"Exscan", 5}, {"Gather", 7}, {"Gatherv", 8},
+	{"Reduce", 6}, {"Reduce_scatter", 5}, {"Reduce_scatter_block", 5}, {"Scan", 5}, {"Scatter", 7},
+	{"Scatterv", 8},
+};
+
+static int cmp_comm_arg(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct comm_arg *)elem)->name);
+}
+
+int cq_mpi_call_comm_arg(const char *name)
+{
+	if (!name || strncmp(name, "MPI_", 4))
+		return -1;
+	const struct comm_arg *c = bsearch(name + 4, comm_args, sizeof(comm_args) / sizeof(comm_args[0]),
+					   sizeof(comm_args[0]), cmp_comm_arg);
+	return c ? c->arg : -1;
+}
+
 const char *cq_mpi_wait_word(enum cq_mpi_wait w)
 {
 	static const char *const words[] = {"nothing", "send", "receive", "send+receive", "message", "requests",

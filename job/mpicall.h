@@ -36,6 +36,11 @@ const char *cq_mpi_call_name(const char *function);
 /** What the call @p name (a C name from cq_mpi_call_name) waits on. */
 enum cq_mpi_wait cq_mpi_call_waits(const char *name);
 
+/** Which argument (0: the first) of the collective @p name (a C name) is its
+ * communicator, in the C binding: MPI_Barrier's first, MPI_Bcast's fifth, MPI_Reduce's
+ * seventh; -1 for a call that has none or is not listed. */
+int cq_mpi_call_comm_arg(const char *name);
+
 /** The word for @p w in documents: "nothing", "send", "receive", "send+receive",
  * "message", "requests", "collective". */
 const char *cq_mpi_wait_word(enum cq_mpi_wait w);

@@ -385,8 +385,7 @@ json_t *cq_job_verdict(const json_t *job)
 					fprintf(f, "%s%s", i ? " and " : "", json_string_value(x));
 				if (strcmp(kind, "deadlock"))
 					fputs(": cycle", f);
-				json_array_foreach(json_object_get(c0, "cycle"), i, x)
-					fprintf(f, "%s%lld", i ? " -> " : " ", (long long)json_integer_value(x));
+				cq_job_print_cycle(f, json_object_get(c0, "cycle"));
 				say_groups(f, blocking, false);
 				struct cq_ranges others;
 				cq_ranges_init(&others);
@@ -435,4 +434,22 @@ out:
 	free(calls);
 	cq_graph_free(&g);
 	return out;
+}
+
+/* Cycles longer than this many steps are shortened in text: the first CYCLE_HEAD ranks,
+ * how many are left out, the last CYCLE_TAIL (the closing rank among them). */
+#define CYCLE_LONG 16
+#define CYCLE_HEAD 6
+#define CYCLE_TAIL 3
+
+void cq_job_print_cycle(FILE *f, const json_t *cycle)
+{
+	size_t n = json_array_size(cycle);
+	for (size_t i = 0; i < n; i++) {
+		if (n > CYCLE_LONG && i == CYCLE_HEAD) {
+			fprintf(f, " -> ... %zu more ...", n - CYCLE_HEAD - CYCLE_TAIL);
+			i = n - CYCLE_TAIL;
+		}
+		fprintf(f, "%s%lld", i ? " -> " : " ", (long long)json_integer_value(json_array_get(cycle, i)));
+	}
 }

@@ -19,6 +19,7 @@
 #define COREQ_JOB_VERDICT_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 /**
  * The verdict of the job view @p job (a "coreq-mqd-job/1" document with wait_for,
@@ -27,5 +28,13 @@
  * "possible_deadlock", "blocked" (ranks wait, on ranks that do not) or "none".
  */
 json_t *cq_job_verdict(const json_t *job);
+
+/**
+ * A cycle's ranks @p cycle (a JSON array, the first repeated last) as text to @p f:
+ * " 0 -> 1 -> 2 -> 0". A long one is shortened to its first and last steps with the
+ * number of ranks between ("... 1994 more ..."): a ring of 2000 ranks was a 15 KB line.
+ * The JSON keeps every rank.
+ */
+void cq_job_print_cycle(FILE *f, const json_t *cycle);
 
 #endif

@@ -39,6 +39,7 @@ struct calls {
 	int internal_pending;      /* how many of them are pending */
 	const char *comm_source;   /* how that communicator was chosen */
 	json_t *list;              /* the document's mpi_calls (borrowed) */
+	json_t *arg_comm;          /* the collective's "communicator", read from its argument, or NULL */
 };
 
 struct op {
@@ -215,8 +216,10 @@ static void read_calls(struct job *j, int v, json_t *doc)
 		case CQ_MPI_WAITS_BOTH: rc->send = rc->recv = true; break;
 		case CQ_MPI_WAITS_REQUESTS: rc->requests = true; break;
 		case CQ_MPI_WAITS_COLLECTIVE:
-			if (!rc->collective)
+			if (!rc->collective) {
 				rc->collective = call;
+				rc->arg_comm = json_object_get(c, "communicator");
+			}
 			break;
 		default: break;
 		}
@@ -618,7 +621,26 @@ static void collective_comm(struct job *j, int v, json_t *doc)
 			many++;
 		}
 	}
-	if (c->internal_comm >= 0) {
+	/* the call's own argument, read from the calling frame (mqd/commarg.h): by id, or
+	 * a predefined communicator by name */
+	json_int_t arg_id = json_integer_value(json_object_get(c->arg_comm, "id"));
+	const char *arg_name = json_string_value(json_object_get(c->arg_comm, "name"));
+	bool arg_id_known = json_is_integer(json_object_get(c->arg_comm, "id"));
+	int arg = -1;
+	json_array_foreach(json_object_get(doc, "communicators"), k, cm) {
+		int ci = comm_index(j, cm);
+		if (ci >= 0 && ((arg_id_known && json_integer_value(json_object_get(cm, "id")) == arg_id) ||
+				(arg_name && !strcmp(json_string_value(json_object_get(cm, "name")) ?: "", arg_name))))
+			arg = ci;
+	}
+	if (arg >= 0 && !json_is_true(json_object_get(doc, "communicators_assumed"))) {
+		c->collective_comm = arg;
+		c->comm_source = "the call's communicator argument (read from the calling frame's DWARF)";
+	} else if (arg >= 0 && arg_name && !strcmp(arg_name, "MPI_COMM_WORLD")) {
+		/* no queues, but the argument is MPI_COMM_WORLD itself: its members are known */
+		c->collective_comm = arg;
+		c->comm_source = "the call's communicator argument, MPI_COMM_WORLD (read from the calling frame's DWARF)";
+	} else if (c->internal_comm >= 0) {
 		/* the queues hold its collective's own traffic on one communicator: that one */
 		c->collective_comm = c->internal_comm;
 		c->comm_source = "the communicator whose queues hold the rank's collective traffic (the library's "
@@ -626,6 +648,11 @@ static void collective_comm(struct job *j, int v, json_t *doc)
 	} else if (many == 1 && !json_is_true(json_object_get(doc, "communicators_assumed"))) {
 		c->collective_comm = only;
 		c->comm_source = "the only communicator of more than one rank the rank belongs to";
+	} else if (c->arg_comm && !arg_name) {
+		/* the argument is a communicator of the program's own, not MPI_COMM_WORLD: which
+		 * one is not known (no type donor for its id, or one the rank does not list) */
+		c->comm_source = "a communicator other than MPI_COMM_WORLD (its address is read from the call, not "
+				 "which one it is)";
 	} else if (world >= 0) {
 		c->collective_comm = world;
 		c->comm_assumed = true;

@@ -299,6 +299,29 @@ static void name_frame(const struct cq_stack_ctx *ctx, struct desc *d, const str
 	d->source_name = NULL;
 }
 
+int cq_stack_concrete_scopes(Dwarf_Die *unit, Dwarf_Addr addr, Dwarf_Die **scopes)
+{
+	*scopes = NULL;
+	int n = dwarf_getscopes(unit, addr, scopes);
+	/* dwarf_getscopes goes on from the innermost inlined call to the scopes of its
+	 * abstract definition (its class, namespace), not to the calls it was inlined into:
+	 * those are the scopes of that concrete call's DIE, out to the physical function */
+	for (int i = 0; i < n; i++)
+		if (dwarf_tag(&(*scopes)[i]) == DW_TAG_inlined_subroutine) {
+			Dwarf_Die inl = (*scopes)[i], *chain = NULL;
+			int nchain = dwarf_getscopes_die(&inl, &chain);
+			if (nchain > 0) {
+				free(*scopes);
+				*scopes = chain;
+				n = nchain;
+			} else {
+				free(chain);
+			}
+			break;
+		}
+	return n;
+}
+
 /* What is known at @p at into @p d (innermost first: the inlined calls, then the physical
  * frame), but for the physical frame's function when its image has symbols to look it up
  * in (d->unnamed: cq_stack_name_frames); false when out of memory. */
@@ -333,23 +356,7 @@ static bool describe(const struct cq_stack_ctx *ctx, uint64_t pc, uint64_t at, s
 	}
 	Dwarf_Die *su = cu ? cq_stack_scope_unit(ctx->units, ctx->core, known ? ref.image : NULL, cu, &split_mem) : NULL;
 	Dwarf_Die *scopes = NULL;
-	int nscopes = su ? dwarf_getscopes(su, at - bias, &scopes) : 0;
-	/* dwarf_getscopes goes on from the innermost inlined call to the scopes of its
-	 * abstract definition (its class, namespace), not to the calls it was inlined into:
-	 * those are the scopes of that concrete call's DIE, out to the physical function */
-	for (int i = 0; i < nscopes; i++)
-		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
-			Dwarf_Die inl = scopes[i], *chain = NULL;
-			int nchain = dwarf_getscopes_die(&inl, &chain);
-			if (nchain > 0) {
-				free(scopes);
-				scopes = chain;
-				nscopes = nchain;
-			} else {
-				free(chain);
-			}
-			break;
-		}
+	int nscopes = su ? cq_stack_concrete_scopes(su, at - bias, &scopes) : 0;
 	if (su && nscopes <= 0) {
 		/* perhaps nested in a DIE without the pc (scopes_nested) */
 		Dwarf_Die *own = malloc((CQ_STACK_MAX_INLINED + 16) * sizeof(*own));

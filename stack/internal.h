@@ -196,6 +196,18 @@ Dwarf_Die *cq_stack_unit_at(struct cq_stack_units *u, const struct cq_core *core
 Dwarf_Die *cq_stack_scope_unit(struct cq_stack_units *u, const struct cq_core *core, const struct cq_image *img,
 			       Dwarf_Die *cu, Dwarf_Die *mem);
 
+/* The scopes at module address @p addr of @p unit, innermost first, into *@p scopes
+ * (caller frees): dwarf_getscopes, but through an inlined call out to the physical function
+ * that holds it (describe.c); their number, <= 0 when none. */
+int cq_stack_concrete_scopes(Dwarf_Die *unit, Dwarf_Addr addr, Dwarf_Die **scopes);
+
+/* Argument @p arg of the call physical frame @p f is making, from its function's call
+ * site at f->pc (callsite.c; stack.h's struct cq_stack_arg), with the frame's registers
+ * from @p state: into *@p value, else false and why. */
+struct cq_frame;
+bool cq_stack_call_argument(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, const struct cq_frame *f,
+			    unsigned arg, uint64_t *value, char *why, size_t why_size);
+
 /* The descriptions of a walk's frames (describe.c): made once per walk, freed with the
  * stacks that point into it; create returns NULL when out of memory. */
 struct cq_frame_infos *cq_frame_infos_create(void);

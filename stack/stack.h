@@ -35,6 +35,26 @@ struct cq_stack_options {
 	 * by default: a distribution's libc debug file is megabytes of compressed DWARF, 100 ms
 	 * to inflate, for lines few people read; the program's own modules always get them. */
 	bool system_lines;
+	/** When not NULL: the value of one argument of a call a frame is making, read during
+	 * the walk (the frame's registers exist only then); see struct cq_stack_arg. */
+	struct cq_stack_arg *arg;
+};
+
+/**
+ * A request to read, during a walk, argument @p arg (0: the first) of the call that frame
+ * @p frame of thread @p tid is making: what the caller's DWARF says of it at the call's
+ * return address (DW_TAG_call_site_parameter, its DW_AT_call_value evaluated with the
+ * frame's recovered registers; stack/callsite.c). The callee needs no debug information:
+ * an MPI_Barrier's communicator is read from the program's frame that calls it. Only
+ * arguments passed in registers (targets' dwarf_args: x86_64, aarch64).
+ */
+struct cq_stack_arg {
+	int32_t tid;
+	unsigned frame;     /**< the calling frame's index (inlined frames counted) */
+	unsigned arg;
+	bool found;         /**< out: @p value holds the argument */
+	uint64_t value;
+	char why[200];      /**< out: why not, when the frame was reached but not read */
 };
 
 /** How a frame was found (the JSON's found_by, cq_found_by_name()). */

@@ -67,6 +67,7 @@ struct unwinder {
 	 * same return addresses up */
 	uint64_t cfi_ok[128];
 	struct cfi_rule rules[64]; /* what the CFI says at recent lookup addresses (frame_cfi) */
+	struct cq_stack_arg *arg;  /* an argument to read during the walk (stack.h), or NULL */
 };
 
 
@@ -599,6 +600,12 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	w->last_sp = sp;
 	w->have_last_sp = have_sp;
 	w->last_frame = fi;
+	/* an argument asked of a call this frame (or a call inlined into it) makes */
+	struct cq_stack_arg *req = w->u->arg;
+	if (req && !req->found && w->ctx.thread && w->ctx.thread->tid == req->tid &&
+	    f->found_by != CQ_FOUND_INITIAL && f->found_by != CQ_FOUND_SIGNAL /* a return address */ &&
+	    req->frame <= f->index && req->frame >= (unsigned)innermost_of(w->ts, f->index))
+		req->found = cq_stack_call_argument(&w->ctx, state, f, req->arg, &req->value, req->why, sizeof(req->why));
 	if (user) {
 		w->ts->user_frame = innermost_of(w->ts, f->index);
 		if (w->to_user_frame) {
@@ -942,7 +949,7 @@ struct cq_error *cq_stack_walk_frames(struct cq_core *core, const struct cq_stac
 	if (!max_frames)
 		max_frames = CQ_STACK_DEFAULT_MAX_FRAMES;
 	struct unwinder u = {.core = core, .problems = json_array(), .described = cq_frame_infos_create(),
-			     .walking = SIZE_MAX};
+			     .walking = SIZE_MAX, .arg = opt->arg};
 	u.order = calloc(core->nthreads + 1, sizeof(*u.order));
 	u.refs = calloc(core->nthreads + 1, sizeof(*u.refs));
 	struct cq_stacks *out = calloc(1, sizeof(*out));

@@ -42,6 +42,9 @@ static const struct cq_reg aarch64_regs[] = {
 	{"pstate", 264, 8, -1},
 };
 
+/* AAPCS64: x0-x7 carry the first integer arguments (DWARF numbers them 0-7) */
+static const uint8_t aarch64_args[] = {0, 1, 2, 3, 4, 5, 6, 7};
+
 const struct cq_target cq_target_aarch64 = {
 	.name = "aarch64",
 	.e_machine = EM_AARCH64,
@@ -60,6 +63,8 @@ const struct cq_target cq_target_aarch64 = {
 	.sp_reg = 31,
 	.dwarf_ra = 30,
 	.dwarf_sp = 31,
+	.dwarf_args = aarch64_args,
+	.ndwarf_args = sizeof(aarch64_args),
 	.dwarf_fp = 29,
 	.tp_reg = -1,
 	.gs_reg = -1,

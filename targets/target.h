@@ -101,6 +101,14 @@ struct cq_target {
 	 * back-chain walk follows (armhf: r11 in ARM code; Thumb-2 code keeps r7).
 	 */
 	int16_t dwarf_ra, dwarf_sp, dwarf_fp;
+	/**
+	 * DWARF numbers of the registers the ABI passes the first integer arguments in, in
+	 * order (x86_64: rdi, rsi, rdx, rcx, r8, r9), and how many: what a call site's
+	 * parameters (DW_TAG_call_site_parameter) name. None where arguments go on the stack
+	 * (i386) or the table is not filled in yet.
+	 */
+	const uint8_t *dwarf_args;
+	uint8_t ndwarf_args;
 	int16_t tp_reg;          /**< index into regs or -1 (CQ_TP_REGISTER only) */
 	int16_t gs_reg;          /**< i386: the gs selector register, else -1 */
 	enum cq_tp_source tp_source;

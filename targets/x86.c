@@ -34,6 +34,9 @@ static const struct cq_reg x86_64_regs[] = {
 	{"gs", 208, 8, 55},
 };
 
+/* the System V AMD64 ABI's integer argument registers, as DWARF numbers them */
+static const uint8_t x86_64_args[] = {5 /* rdi */, 4 /* rsi */, 1 /* rdx */, 2 /* rcx */, 8 /* r8 */, 9 /* r9 */};
+
 const struct cq_target cq_target_x86_64 = {
 	.name = "x86_64",
 	.e_machine = EM_X86_64,
@@ -53,6 +56,8 @@ const struct cq_target cq_target_x86_64 = {
 	.dwarf_ra = 16,
 	.dwarf_sp = 7,
 	.dwarf_fp = 6,
+	.dwarf_args = x86_64_args,
+	.ndwarf_args = sizeof(x86_64_args),
 	.tp_reg = 21, /* fs_base */
 	.gs_reg = -1,
 	.tp_source = CQ_TP_REGISTER,

@@ -4,11 +4,13 @@
 /* cli.h first: <sys/wait.h> brings <signal.h>, whose si_addr macro would rename a field
  * of corelib/core.h */
 #include "cli.h"
+#include "mqd/commarg.h"
 #include "mqd/host.h"
 #include "job/mpicall.h"
 #include "job/pool.h"
 #include "job/ranges.h"
 #include "job/tree.h"
+#include "job/verdict.h"
 #include "job/waitfor.h"
 #include "corelib/output.h"
 #include "stack/stack.h"
@@ -126,6 +128,39 @@ void cq_mqd_print_rank(json_t *doc)
 	}
 }
 
+/* For each thread in a collective called through the C binding, the communicator its
+ * argument names (mqd/commarg.h): read from the calling frame's DWARF by a walk of that
+ * thread to that frame (the registers the argument is in exist only during a walk). What
+ * keeps it unknown is said in the call ("communicator_unknown"). */
+static void call_communicators(struct cq_core *core, json_t *calls)
+{
+	json_t *c;
+	size_t i;
+	json_array_foreach(calls, i, c) {
+		const char *call = str(c, "call"), *fn = str(c, "function");
+		int arg = cq_mpi_call_comm_arg(call);
+		json_int_t frame = json_integer_value(json_object_get(c, "frame"));
+		/* Fortran passes a handle's address (mpi_barrier_): not the C communicator */
+		if (arg < 0 || !fn || (strncmp(fn, "MPI_", 4) && strncmp(fn, "PMPI_", 5)) || frame < 0 || frame > 100000)
+			continue;
+		struct cq_stack_arg a = {.tid = (int32_t)json_integer_value(json_object_get(c, "tid")),
+					 .frame = (unsigned)frame + 1, .arg = (unsigned)arg};
+		struct cq_stack_options opt = {.tid = a.tid, .max_frames = (unsigned)frame + 2, .arg = &a};
+		struct cq_stacks *st = NULL;
+		struct cq_error *err = cq_stack_walk_frames(core, &opt, &st);
+		cq_stacks_free(st);
+		if (err) {
+			json_object_set_new(c, "communicator_unknown", cq_json_str(err->message));
+			cq_error_destroy(err);
+		} else if (!a.found) {
+			json_object_set_new(c, "communicator_unknown",
+					    cq_json_str(a.why[0] ? a.why : "the calling frame was not reached"));
+		} else {
+			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, a.value));
+		}
+	}
+}
+
 /* The rank's stacks (coreq-bt/2) and the MPI call each thread is in (job/mpicall.h) into
  * its document: what the job view takes its waits from. A walk that fails is said, and
  * the job view then takes every pending operation as waited on. */
@@ -139,7 +174,9 @@ static void add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc)
 		cq_error_destroy(err);
 		return;
 	}
-	json_object_set_new(doc, "mpi_calls", cq_mpi_calls(bt));
+	json_t *calls = cq_mpi_calls(bt);
+	call_communicators(core, calls);
+	json_object_set_new(doc, "mpi_calls", calls);
 	json_object_set_new(doc, "stacks", bt);
 }
 
@@ -330,14 +367,12 @@ static void print_job(json_t *job)
 	}
 	json_array_foreach(json_object_get(job, "deadlocks"), i, x) {
 		printf("DEADLOCK: cycle");
-		json_array_foreach(json_object_get(x, "cycle"), k, y)
-			printf("%s%lld", k ? " -> " : " ", (long long)json_integer_value(y));
+		cq_job_print_cycle(stdout, json_object_get(x, "cycle"));
 		printf("\n");
 	}
 	json_array_foreach(json_object_get(job, "possible_deadlocks"), i, x) {
 		printf("POSSIBLE DEADLOCK: cycle");
-		json_array_foreach(json_object_get(x, "cycle"), k, y)
-			printf("%s%lld", k ? " -> " : " ", (long long)json_integer_value(y));
+		cq_job_print_cycle(stdout, json_object_get(x, "cycle"));
 		printf(", assuming");
 		json_array_foreach(json_object_get(x, "assuming"), k, y)
 			printf("%s%s", k ? " and " : " ", cq_esc(json_string_value(y)));
