@@ -100,6 +100,8 @@ static json_t *place(const json_t *f)
 	json_t *p = json_pack("{s:s?, s:s?, s:s?, s:s?, s:o}", "function", str(f, "function"), "demangled",
 			      str(f, "demangled"), "file", file, "module", module, "text", cq_json_str(text));
 	json_object_set_new(p, "line", line > 0 ? json_integer(line) : json_null());
+	if (json_is_array(json_object_get(f, "loop_variables")))
+		json_object_set(p, "loop_variables", json_object_get(f, "loop_variables"));
 	free(text);
 	return p;
 }
@@ -115,6 +117,24 @@ static const json_t *thread_of(const json_t *stacks, const json_t *tid)
 }
 
 /* Where the rank of document @p doc is (verdict.h), or NULL when its stacks are unknown. */
+/* @p frames[k], as a place, with its "progress" (verdict.c's own, dropped before the
+ * verdict is returned): from the outermost frame in to it, each frame's {function, line,
+ * loop_variables}, what STAT's temporal ordering compares. */
+static json_t *place_at(const json_t *frames, size_t k)
+{
+	json_t *p = place(json_array_get(frames, k)), *progress = json_array();
+	for (size_t i = json_array_size(frames); p && progress && i-- > k;) {
+		const json_t *f = json_array_get(frames, i);
+		json_t *e = json_pack("{s:s?, s:I}", "function", str(f, "function"), "line",
+				      json_integer_value(json_object_get(f, "line")));
+		if (e && json_is_array(json_object_get(f, "loop_variables")))
+			json_object_set(e, "loop_variables", json_object_get(f, "loop_variables"));
+		json_array_append_new(progress, e);
+	}
+	json_object_set_new(p, "progress", progress);
+	return p;
+}
+
 static json_t *where_of(const json_t *doc)
 {
 	const json_t *stacks = json_object_get(doc, "stacks"), *c, *pick = NULL;
@@ -126,8 +146,7 @@ static json_t *where_of(const json_t *doc)
 	if (pick) {
 		const json_t *frames = json_object_get(thread_of(stacks, json_object_get(pick, "tid")), "frames");
 		json_int_t k = json_integer_value(json_object_get(pick, "frame"));
-		const json_t *caller = k >= 0 ? json_array_get(frames, (size_t)k + 1) : NULL;
-		return caller ? place(caller) : NULL;
+		return k >= 0 && (size_t)k + 1 < json_array_size(frames) ? place_at(frames, (size_t)k + 1) : NULL;
 	}
 	const json_t *t = json_array_get(json_object_get(stacks, "threads"), 0);
 	const json_t *frames = json_object_get(t, "frames"), *uf = json_object_get(t, "user_frame");
@@ -135,8 +154,8 @@ static json_t *where_of(const json_t *doc)
 	/* the program's own code has lines where it has DWARF: the innermost such frame */
 	for (size_t k = from; k < json_array_size(frames); k++)
 		if (json_integer_value(json_object_get(json_array_get(frames, k), "line")) > 0)
-			return place(json_array_get(frames, k));
-	return json_array_size(frames) > from ? place(json_array_get(frames, from)) : NULL;
+			return place_at(frames, k);
+	return json_array_size(frames) > from ? place_at(frames, from) : NULL;
 }
 
 /* "rank 3" or "ranks 0-1,3" for the set @p s. */
@@ -210,36 +229,84 @@ static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle)
 	return b;
 }
 
-/* Where several blocking ranks stand in one function at different lines: the lowest line
- * is the least progressed (NULL when no function is shared at different lines). One pass
- * gathers each function's lowest and highest line, the next picks the first function
- * whose two differ. */
+/* Progress of two places in one function, as STAT's temporal ordering has it: their
+ * stacks from the outermost frame in, as long as both are in the same functions; the first
+ * frame where they differ decides: a lower line is behind, and at one line the lower loop
+ * variables (outermost loop first, as far as both have the same ones). < 0 when @p a is
+ * behind @p b, 0 when nothing tells them apart. */
+static int progress_cmp(const json_t *a, const json_t *b)
+{
+	const json_t *pa = json_object_get(a, "progress"), *pb = json_object_get(b, "progress");
+	for (size_t k = 0; k < json_array_size(pa) && k < json_array_size(pb); k++) {
+		const json_t *fa = json_array_get(pa, k), *fb = json_array_get(pb, k);
+		if (strcmp(str(fa, "function") ?: "", str(fb, "function") ?: ""))
+			return 0; /* other calls: not one path */
+		json_int_t la = json_integer_value(json_object_get(fa, "line"));
+		json_int_t lb = json_integer_value(json_object_get(fb, "line"));
+		if (la != lb)
+			return la > 0 && lb > 0 ? (la < lb ? -1 : 1) : 0;
+		const json_t *va = json_object_get(fa, "loop_variables"), *vb = json_object_get(fb, "loop_variables");
+		for (size_t i = 0; i < json_array_size(va) && i < json_array_size(vb); i++) {
+			const json_t *x = json_array_get(va, i), *y = json_array_get(vb, i);
+			if (strcmp(str(x, "name") ?: "", str(y, "name") ?: ""))
+				break; /* other loops: not comparable */
+			json_int_t vx = json_integer_value(json_object_get(x, "value"));
+			json_int_t vy = json_integer_value(json_object_get(y, "value"));
+			if (vx != vy)
+				return vx < vy ? -1 : 1;
+		}
+	}
+	return 0;
+}
+
+/* The loop variables of place @p where's stack (its "progress"), outermost first, for
+ * people: "step=5, i=2"; NULL without. */
+static char *loop_text(const json_t *where)
+{
+	const json_t *f, *v;
+	size_t k, i;
+	char *out = NULL;
+	json_array_foreach(json_object_get(where, "progress"), k, f)
+		json_array_foreach(json_object_get(f, "loop_variables"), i, v) {
+			char *n = NULL, *name = cq_text_escape(str(v, "name") ?: "?");
+			if (asprintf(&n, "%s%s%s=%lld", out ? out : "", out ? ", " : "", name ? name : "?",
+				     (long long)json_integer_value(json_object_get(v, "value"))) < 0)
+				n = NULL;
+			free(name);
+			free(out);
+			out = n;
+		}
+	return out;
+}
+
+/* Where several blocking ranks stand in one function at different places (lines, or
+ * loop variables at one line): the one furthest behind is the least progressed (NULL
+ * when no function is shared at different places). One pass gathers each function's
+ * furthest behind and ahead, the next picks the first function whose two differ. */
 static json_t *least_progressed(json_t *blocking)
 {
 	json_t *seen = json_object(), *b, *best = NULL;
 	size_t i;
 	json_array_foreach(blocking, i, b) {
 		const json_t *w = json_object_get(b, "where");
-		json_int_t line = json_integer_value(json_object_get(w, "line"));
 		const char *fn = str(w, "function");
-		if (!fn || line <= 0)
+		if (!fn || json_integer_value(json_object_get(w, "line")) <= 0)
 			continue;
 		json_t *s = json_object_get(seen, fn);
 		if (!s) {
-			json_object_set_new(seen, fn, json_pack("{s:I, s:I, s:O}", "lo", line, "hi", line, "b", b));
+			json_object_set_new(seen, fn, json_pack("{s:O, s:O}", "lo", b, "hi", b));
 			continue;
 		}
-		if (line < json_integer_value(json_object_get(s, "lo"))) {
-			json_object_set_new(s, "lo", json_integer(line));
-			json_object_set(s, "b", b);
-		}
-		if (line > json_integer_value(json_object_get(s, "hi")))
-			json_object_set_new(s, "hi", json_integer(line));
+		if (progress_cmp(w, json_object_get(json_object_get(s, "lo"), "where")) < 0)
+			json_object_set(s, "lo", b);
+		if (progress_cmp(w, json_object_get(json_object_get(s, "hi"), "where")) > 0)
+			json_object_set(s, "hi", b);
 	}
 	json_array_foreach(blocking, i, b) {
 		json_t *s = json_object_get(seen, str(json_object_get(b, "where"), "function") ?: "");
-		if (s && json_integer_value(json_object_get(s, "lo")) != json_integer_value(json_object_get(s, "hi"))) {
-			best = json_object_get(s, "b");
+		if (s && progress_cmp(json_object_get(json_object_get(s, "lo"), "where"),
+				      json_object_get(json_object_get(s, "hi"), "where"))) {
+			best = json_object_get(s, "lo");
 			break;
 		}
 	}
@@ -405,8 +472,11 @@ json_t *cq_job_verdict(const json_t *job)
 	}
 	json_decref(inside);
 	json_t *lp = least_progressed(blocking), *b;
-	json_array_foreach(blocking, i, b)
+	char *loops = lp ? loop_text(json_object_get(lp, "where")) : NULL;
+	json_array_foreach(blocking, i, b) {
 		json_object_del(b, "said");
+		json_object_del(json_object_get(b, "where"), "progress"); /* the ordering's own */
+	}
 	char *wr = cq_ranges_format(&waiting), *br = cq_ranges_format(&blocking_set);
 	out = json_pack("{s:s, s:o, s:s, s:s, s:o}", "kind", kind, "text", cq_json_str(text ? text : "?"), "waiting",
 			wr ? wr : "", "blocking_ranks", br ? br : "", "blocking", blocking);
@@ -414,11 +484,13 @@ json_t *cq_job_verdict(const json_t *job)
 		json_object_set_new(out, "least_progressed", lp);
 		/* said after the places: which of the ranks in one function is behind */
 		const json_t *w = json_object_get(lp, "where");
-		json_t *t = json_sprintf("%s; least progressed: rank %lld at %s", json_string_value(json_object_get(out, "text")),
-					 (long long)json_integer_value(json_object_get(lp, "rank")), str(w, "text") ?: "?");
+		json_t *t = json_sprintf("%s; least progressed: rank %lld at %s%s%s", json_string_value(json_object_get(out, "text")),
+					 (long long)json_integer_value(json_object_get(lp, "rank")), str(w, "text") ?: "?",
+					 loops ? ", " : "", loops ?: "");
 		if (t)
 			json_object_set_new(out, "text", t);
 	}
+	free(loops);
 	free(wr);
 	free(br);
 	free(text);

@@ -12,8 +12,8 @@
  * made it); otherwise its first thread's first frame outside the C library (`user_frame`),
  * moved to the innermost frame with a source line when the program's own code has DWARF.
  * Where several blocking ranks stand in one function at different lines, the one at the
- * lowest line is named the least progressed (STAT's temporal ordering, by line only: loop
- * variables are not read).
+ * lowest line, and at one line the lowest loop variables (the frames' "loop_variables",
+ * outermost loop first), is named the least progressed (STAT's temporal ordering).
  */
 #ifndef COREQ_JOB_VERDICT_H
 #define COREQ_JOB_VERDICT_H

@@ -201,12 +201,25 @@ Dwarf_Die *cq_stack_scope_unit(struct cq_stack_units *u, const struct cq_core *c
  * that holds it (describe.c); their number, <= 0 when none. */
 int cq_stack_concrete_scopes(Dwarf_Die *unit, Dwarf_Addr addr, Dwarf_Die **scopes);
 
+/* Both readers below take, besides libdwfl's @p state, @p same: preserved registers the
+ * walk carried from inner frames where libdwfl lost them (unwind.c: elfutils 0.188's
+ * x86_64 ABI rules mark rax preserved instead of rbx), or NULL. */
+
 /* Argument @p arg of the call physical frame @p f is making, from its function's call
- * site at f->pc (callsite.c; stack.h's struct cq_stack_arg), with the frame's registers
+ * site at f->pc (values.c; stack.h's struct cq_stack_arg), with the frame's registers
  * from @p state: into *@p value, else false and why. */
 struct cq_frame;
-bool cq_stack_call_argument(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, const struct cq_frame *f,
-			    unsigned arg, uint64_t *value, char *why, size_t why_size);
+bool cq_stack_call_argument(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, const struct cq_stack_regs *same,
+			    const struct cq_frame *f, unsigned arg, uint64_t *value, char *why, size_t why_size);
+
+/* The integer variables of the loops (lexical blocks) around lookup address @p at of
+ * physical frame @p f, per logical frame (@p nframes: the inlined calls, innermost first,
+ * then the function): a new array of that many (fewer where DWARF ends sooner), each
+ * [{name, value}] outermost loop first, or null; NULL without DWARF (values.c). What a
+ * frame's registers cannot give (a variable in a register the call did not preserve, or
+ * optimized out at @p at) is left out. */
+json_t *cq_stack_loop_variables(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, const struct cq_stack_regs *same,
+				const struct cq_frame *f, uint64_t at, unsigned nframes);
 
 /* The descriptions of a walk's frames (describe.c): made once per walk, freed with the
  * stacks that point into it; create returns NULL when out of memory. */

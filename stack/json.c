@@ -2,6 +2,7 @@
 /* The stacks as JSON (stack.h): the "coreq-bt/2" document `bt --json` prints and the job
  * views merge. The walk itself keeps C structures; only what is printed as JSON becomes
  * JSON (building an object per frame was half the cost of `coreq info`). */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "corelib/text.h"
@@ -38,8 +39,14 @@ json_t *cq_frame_json(const struct cq_frame *f)
 json_t *cq_thread_stack_json(const struct cq_thread_stack *t)
 {
 	json_t *frames = json_array();
-	for (unsigned i = 0; i < t->nframes; i++)
-		json_array_append_new(frames, cq_frame_json(&t->frames[i]));
+	for (unsigned i = 0; i < t->nframes; i++) {
+		json_t *f = cq_frame_json(&t->frames[i]), *v;
+		char key[16];
+		snprintf(key, sizeof(key), "%u", i);
+		if (t->loop_vars && (v = json_object_get(t->loop_vars, key)))
+			json_object_set_nocheck(f, "loop_variables", v);
+		json_array_append_new(frames, f);
+	}
 	return json_pack("{s:i, s:b, s:o, s:o, s:s, s:b}", "tid", t->tid, "crashing", t->crashing, "frames", frames,
 			 "user_frame", t->user_frame >= 0 ? json_integer(t->user_frame) : json_null(), "stop", t->stop ? t->stop : "?",
 			 "cut_short", t->cut_short);

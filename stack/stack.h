@@ -38,13 +38,21 @@ struct cq_stack_options {
 	/** When not NULL: the value of one argument of a call a frame is making, read during
 	 * the walk (the frame's registers exist only then); see struct cq_stack_arg. */
 	struct cq_stack_arg *arg;
+	/** The integer variables of the loops around each frame's pc in the program's modules
+	 * (C's `for (int i ...)`: a lexical block's variable whose declaring line's statement
+	 * begins again after the body's, values.c), read during the walk with the frame's
+	 * registers: the frames' "loop_variables" in JSON, which the job view orders ranks
+	 * stopped at one line by (STAT's temporal ordering). Not found: Fortran's DO
+	 * variables (the function's, not a block's), and loops whose line table does not
+	 * show the latch on the `for` line (clang 14 at -O2 folds it into the body's rows). */
+	bool loop_variables;
 };
 
 /**
  * A request to read, during a walk, argument @p arg (0: the first) of the call that frame
  * @p frame of thread @p tid is making: what the caller's DWARF says of it at the call's
  * return address (DW_TAG_call_site_parameter, its DW_AT_call_value evaluated with the
- * frame's recovered registers; stack/callsite.c). The callee needs no debug information:
+ * frame's recovered registers; stack/values.c). The callee needs no debug information:
  * an MPI_Barrier's communicator is read from the program's frame that calls it. Only
  * arguments passed in registers (targets' dwarf_args: x86_64, aarch64).
  */
@@ -113,6 +121,9 @@ struct cq_thread_stack {
 	int user_frame;              /**< index of the user frame, -1 if none was reached */
 	char *stop;                  /**< why the walk stopped, for people (owned) */
 	bool cut_short;              /**< by something missing: a problem for `bt` */
+	/** With cq_stack_options.loop_variables: frame index (decimal) -> [{name, value}],
+	 * outermost loop first, for the frames that have any; else NULL (owned) */
+	json_t *loop_vars;
 };
 
 /** The stacks of a core's threads (cq_stack_walk_frames()); free with cq_stacks_free(). */

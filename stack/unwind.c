@@ -68,6 +68,7 @@ struct unwinder {
 	uint64_t cfi_ok[128];
 	struct cfi_rule rules[64]; /* what the CFI says at recent lookup addresses (frame_cfi) */
 	struct cq_stack_arg *arg;  /* an argument to read during the walk (stack.h), or NULL */
+	bool loop_variables;       /* read each program frame's loop variables (stack.h) */
 };
 
 
@@ -276,6 +277,7 @@ struct walk {
 	int last_frame;          /* its index in ts->frames (-1: none yet) */
 	unsigned same_sp;        /* frames in a row with the same stack pointer */
 	bool to_user_frame;      /* stop there */
+	struct cq_stack_regs same; /* preserved registers libdwfl lost, carried up (on_frame) */
 };
 
 /* Is @p f (a physical frame's description) the thread's user frame? In a static
@@ -457,6 +459,23 @@ static void bad_cfi_stop(struct walk *w, uint64_t badreg)
 			 " (crafted? no target has more than %u): not used", name, badreg, CQ_STACK_MAX_CFI_REG);
 }
 
+/* The loop variables of physical frame @p f and its inlined calls into the thread's
+ * loop_vars (stack.h). */
+static void loop_variables(struct walk *w, Dwfl_Frame *state, const struct cq_frame *f, uint64_t at)
+{
+	unsigned first = (unsigned)innermost_of(w->ts, f->index);
+	json_t *per = cq_stack_loop_variables(&w->ctx, state, &w->same, f, at, f->index - first + 1), *v;
+	size_t k;
+	json_array_foreach(per, k, v) {
+		char key[16];
+		if (json_is_null(v) || (!w->ts->loop_vars && !(w->ts->loop_vars = json_object())))
+			continue;
+		snprintf(key, sizeof(key), "%zu", first + k);
+		json_object_set(w->ts->loop_vars, key, v);
+	}
+	json_decref(per);
+}
+
 static int on_frame(Dwfl_Frame *state, void *arg)
 {
 	struct walk *w = arg;
@@ -600,12 +619,27 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	w->last_sp = sp;
 	w->have_last_sp = have_sp;
 	w->last_frame = fi;
+	/* rbx as the walk knows it. elfutils 0.188's x86_64 ABI rules (backends/x86_64_cfi.c)
+	 * mark DWARF register 0 (rax) preserved where rbx (3) is meant: above a frame whose
+	 * CFI says nothing of rbx (most leave it alone), libdwfl has none, though it is the
+	 * value the frame below had. Carried up here from the segment's first frame (all
+	 * registers known), replaced wherever libdwfl has it (a frame that saved it). */
+	if (w->u->core->target->e_machine == EM_X86_64) {
+		Dwarf_Word rbx;
+		if (w->seg_frames == 1)
+			memset(w->same.ok, 0, sizeof(w->same.ok));
+		if (dwfl_frame_reg(state, 3, &rbx) == 0)
+			cq_stack_set(&w->same, 3, rbx);
+	}
 	/* an argument asked of a call this frame (or a call inlined into it) makes */
 	struct cq_stack_arg *req = w->u->arg;
 	if (req && !req->found && w->ctx.thread && w->ctx.thread->tid == req->tid &&
 	    f->found_by != CQ_FOUND_INITIAL && f->found_by != CQ_FOUND_SIGNAL /* a return address */ &&
 	    req->frame <= f->index && req->frame >= (unsigned)innermost_of(w->ts, f->index))
-		req->found = cq_stack_call_argument(&w->ctx, state, f, req->arg, &req->value, req->why, sizeof(req->why));
+		req->found = cq_stack_call_argument(&w->ctx, state, &w->same, f, req->arg, &req->value, req->why,
+						    sizeof(req->why));
+	if (w->u->loop_variables && f->info->module && !cq_stack_system_module(f->info->module))
+		loop_variables(w, state, f, at);
 	if (user) {
 		w->ts->user_frame = innermost_of(w->ts, f->index);
 		if (w->to_user_frame) {
@@ -949,7 +983,7 @@ struct cq_error *cq_stack_walk_frames(struct cq_core *core, const struct cq_stac
 	if (!max_frames)
 		max_frames = CQ_STACK_DEFAULT_MAX_FRAMES;
 	struct unwinder u = {.core = core, .problems = json_array(), .described = cq_frame_infos_create(),
-			     .walking = SIZE_MAX, .arg = opt->arg};
+			     .walking = SIZE_MAX, .arg = opt->arg, .loop_variables = opt->loop_variables};
 	u.order = calloc(core->nthreads + 1, sizeof(*u.order));
 	u.refs = calloc(core->nthreads + 1, sizeof(*u.refs));
 	struct cq_stacks *out = calloc(1, sizeof(*out));
@@ -1054,6 +1088,7 @@ void cq_stacks_free(struct cq_stacks *s)
 	for (size_t i = 0; i < s->nthreads; i++) {
 		free(s->threads[i].frames);
 		free(s->threads[i].stop);
+		json_decref(s->threads[i].loop_vars);
 	}
 	free(s->threads);
 	free(s->at);

@@ -167,7 +167,8 @@ static void call_communicators(struct cq_core *core, json_t *calls)
 static void add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc)
 {
 	json_t *bt = NULL;
-	struct cq_stack_options opt = {.max_frames = cli->max_frames};
+	/* loop variables: where ranks stopped at one line stand in their loops (verdict.h) */
+	struct cq_stack_options opt = {.max_frames = cli->max_frames, .loop_variables = true};
 	struct cq_error *err = cq_bt_document(core, &opt, false, &bt);
 	if (err) {
 		json_object_set_new(doc, "stacks_error", cq_json_str(err->message));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The value of an argument of a call a frame is making, from the caller's DWARF
- * (internal.h: cq_stack_call_argument).
+/* Values a frame holds, read from its DWARF with its registers during the walk: an
+ * argument of the call it is making (internal.h: cq_stack_call_argument), and the integer
+ * variables of the loops around its pc (cq_stack_loop_variables).
  *
  * Optimizing compilers describe each call they make (DWARF 5's DW_TAG_call_site, GCC's
  * DW_TAG_GNU_call_site before it): at which return address, and for each argument passed
@@ -46,6 +47,7 @@
 struct eval {
 	const struct cq_stack_ctx *ctx;
 	Dwfl_Frame *state;
+	const struct cq_stack_regs *same; /* preserved registers libdwfl lost (internal.h), or NULL */
 	uint64_t bias;          /* the module's: DW_OP_addr is a link-time address */
 	bool has_cfa;
 	uint64_t cfa;
@@ -58,6 +60,9 @@ struct eval {
 static bool reg(struct eval *e, uint64_t regno, uint64_t *v)
 {
 	Dwarf_Word x;
+	if (regno < CQ_STACK_NREGS && e->same && dwfl_frame_reg(e->state, (unsigned)regno, &x) != 0 &&
+	    cq_stack_reg(e->same, (int)regno, v))
+		return true;
 	if (regno >= CQ_STACK_NREGS || dwfl_frame_reg(e->state, (unsigned)regno, &x) != 0) {
 		snprintf(e->why, e->why_size, "DWARF register %" PRIu64 " is not known in this frame (not one a call "
 			 "preserves)", regno);
@@ -227,8 +232,59 @@ static bool find_call_site(Dwarf_Die *parent, Dwarf_Addr ret, Dwarf_Die *out, un
 	return false;
 }
 
-bool cq_stack_call_argument(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, const struct cq_frame *f,
-			    unsigned arg, uint64_t *value, char *why, size_t why_size)
+/* A frame's scopes (function_at). */
+struct scopes {
+	Dwarf_Die *die;
+	int n;
+	Dwarf_Die lines_unit; /* the unit with the line table (a split unit's skeleton) */
+};
+
+/* The physical function (DW_TAG_subprogram) holding module address @p at into
+ * *@p function, and the module's bias; with @p out, the concrete scopes at @p at too,
+ * innermost first (the caller frees out->die). False when @p at has no DWARF function. */
+static bool function_at(const struct cq_stack_ctx *ctx, uint64_t at, Dwarf_Addr *bias, Dwarf_Die *function,
+			struct scopes *out)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(ctx->dwfl, at);
+	Dwarf_Die cu_mem, split_mem;
+	const struct cq_image *img = cq_core_image_at(ctx->core, at);
+	*bias = 0;
+	Dwarf_Die *cu = mod ? cq_stack_unit_at(ctx->units, ctx->core, img, mod, at, bias, &cu_mem) : NULL;
+	Dwarf_Die *su = cu ? cq_stack_scope_unit(ctx->units, ctx->core, img, cu, &split_mem) : NULL;
+	Dwarf_Die *scopes = NULL;
+	int n = su ? cq_stack_concrete_scopes(su, at - *bias, &scopes) : 0;
+	bool found = false;
+	for (int i = 0; i < n; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			*function = scopes[i]; /* the outermost: the physical function */
+			found = true;
+		}
+	if (out && found) {
+		/* the blocks inside the innermost inlined call come before it: the concrete chain
+		 * starts at the inlined DIE */
+		Dwarf_Die *raw = NULL, *all;
+		int nraw = dwarf_getscopes(su, at - *bias, &raw), inner = 0;
+		while (inner < nraw && dwarf_tag(&raw[inner]) != DW_TAG_inlined_subroutine)
+			inner++;
+		if (inner < nraw && inner > 0 && (all = malloc((size_t)(inner + n) * sizeof(*all)))) {
+			memcpy(all, raw, (size_t)inner * sizeof(*all));
+			memcpy(all + inner, scopes, (size_t)n * sizeof(*all));
+			free(scopes);
+			scopes = all;
+			n += inner;
+		}
+		free(raw);
+		out->die = scopes;
+		out->n = n;
+		out->lines_unit = *cu;
+	} else {
+		free(scopes);
+	}
+	return found;
+}
+
+bool cq_stack_call_argument(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, const struct cq_stack_regs *same,
+			    const struct cq_frame *f, unsigned arg, uint64_t *value, char *why, size_t why_size)
 {
 	const struct cq_target *t = ctx->core->target;
 	if (!t->ndwarf_args || arg >= 32) {
@@ -241,23 +297,9 @@ bool cq_stack_call_argument(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, c
 	int64_t slot = arg < t->ndwarf_args ? -1 : (int64_t)(arg - t->ndwarf_args) * word;
 	/* the call is the instruction before the return address */
 	uint64_t at = f->pc - 1;
-	Dwfl_Module *mod = dwfl_addrmodule(ctx->dwfl, at);
 	Dwarf_Addr bias = 0;
-	Dwarf_Die cu_mem, split_mem;
-	const struct cq_image *img = cq_core_image_at(ctx->core, at);
-	Dwarf_Die *cu = mod ? cq_stack_unit_at(ctx->units, ctx->core, img, mod, at, &bias, &cu_mem) : NULL;
-	Dwarf_Die *su = cu ? cq_stack_scope_unit(ctx->units, ctx->core, img, cu, &split_mem) : NULL;
-	Dwarf_Die *scopes = NULL;
-	int n = su ? cq_stack_concrete_scopes(su, at - bias, &scopes) : 0;
 	Dwarf_Die function;
-	bool found = false;
-	for (int i = 0; i < n; i++)
-		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-			function = scopes[i]; /* the outermost: the physical function */
-			found = true;
-		}
-	free(scopes);
-	if (!found) {
+	if (!function_at(ctx, at, &bias, &function, NULL)) {
 		snprintf(why, why_size, "no DWARF for the calling function (built without -g?)");
 		return false;
 	}
@@ -296,11 +338,172 @@ bool cq_stack_call_argument(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, c
 				snprintf(why, why_size, "the call site gives no value for argument %u", arg + 1);
 				return false;
 			}
-			struct eval e = {.ctx = ctx, .state = state, .bias = bias, .has_cfa = f->has_cfa, .cfa = f->cfa,
-					 .function = &function, .why = why, .why_size = why_size};
+			struct eval e = {.ctx = ctx, .state = state, .same = same, .bias = bias, .has_cfa = f->has_cfa,
+					 .cfa = f->cfa, .function = &function, .why = why, .why_size = why_size};
 			return eval_ops(&e, vops, nv, value);
 		} while (dwarf_siblingof(&p, &p) == 0);
 	}
 	snprintf(why, why_size, "the call site says nothing of argument %u (its value was not kept)", arg + 1);
 	return false;
+}
+
+/* Loop variables: at most this many per frame, and children looked at per block. */
+#define MAX_LOOP_VARS 8
+#define MAX_BLOCK_CHILDREN 256
+
+/* The integer base type of variable @p var behind typedefs and qualifiers: its size and
+ * whether it is signed; false for anything else. */
+static bool int_type(Dwarf_Die *var, int *size, bool *is_signed)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die t;
+	if (!dwarf_attr_integrate(var, DW_AT_type, &a) || !dwarf_formref_die(&a, &t))
+		return false;
+	for (int hops = 0; hops < 16; hops++) {
+		int tag = dwarf_tag(&t);
+		if (tag == DW_TAG_typedef || tag == DW_TAG_const_type || tag == DW_TAG_volatile_type) {
+			if (!dwarf_attr(&t, DW_AT_type, &a) || !dwarf_formref_die(&a, &t))
+				return false;
+			continue;
+		}
+		Dwarf_Word enc;
+		int sz = dwarf_bytesize(&t);
+		if (tag != DW_TAG_base_type || !dwarf_attr(&t, DW_AT_encoding, &a) || dwarf_formudata(&a, &enc) != 0 ||
+		    sz < 1 || sz > 8)
+			return false;
+		if (enc == DW_ATE_signed || enc == DW_ATE_signed_char)
+			*is_signed = true;
+		else if (enc == DW_ATE_unsigned || enc == DW_ATE_unsigned_char)
+			*is_signed = false;
+		else
+			return false;
+		*size = sz;
+		return true;
+	}
+	return false;
+}
+
+/* The value of integer variable @p var at module address @p addr: its location there
+ * (a location list entry, or the one expression), evaluated; a register's or a computed
+ * value as it is, else the address the variable's @p size bytes are read from. */
+static bool var_value(struct eval *e, Dwarf_Die *var, Dwarf_Addr addr, int size, bool is_signed, int64_t *out)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *ops;
+	size_t n;
+	if (!dwarf_attr_integrate(var, DW_AT_location, &a) || dwarf_getlocation_addr(&a, addr, &ops, &n, 1) != 1 || !n)
+		return false; /* no location here: optimized out at this pc */
+	bool is_value = (n == 1 && ((ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31) || ops[0].atom == DW_OP_regx)) ||
+			ops[n - 1].atom == DW_OP_stack_value;
+	uint64_t v;
+	if (!eval_ops(e, ops, n, &v))
+		return false;
+	if (!is_value) {
+		struct cq_error *err = cq_core_read_uint(e->ctx->core, v, (unsigned)size, &v);
+		if (err) {
+			cq_error_destroy(err);
+			return false;
+		}
+	}
+	if (size < 8) {
+		v &= (UINT64_C(1) << (8 * size)) - 1;
+		if (is_signed && (v >> (8 * size - 1)) & 1)
+			v |= ~((UINT64_C(1) << (8 * size)) - 1);
+	}
+	*out = (int64_t)v;
+	return true;
+}
+
+/* Whether @p var, declared in @p block, is a loop's variable. DWARF does not mark loops;
+ * the line table shows them: a C loop's variable is declared on the `for` line, whose
+ * statements (the increment and the condition that jumps back) begin again after the
+ * body's, where a declaration at the top of an `if` block begins its statement once,
+ * before the block's later ones. So: within the block, a statement of a later line of
+ * the file, then a statement on the declaring line. Only rows that begin statements
+ * count (is_stmt): the compiler also attributes scheduled and rematerialized code to a
+ * declaration's line. @p lines_unit has the line table; at most 64 ranges looked at. */
+static bool loop_var(Dwarf_Die *lines_unit, Dwarf_Die *block, Dwarf_Die *var)
+{
+	int decl;
+	const char *file = dwarf_decl_file(var);
+	Dwarf_Lines *lines;
+	size_t nl;
+	if (dwarf_decl_line(var, &decl) != 0 || !file || dwarf_getsrclines(lines_unit, &lines, &nl) != 0)
+		return false;
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	for (int r = 0; r < 64 && (off = dwarf_ranges(block, off, &base, &start, &end)) > 0; r++) {
+		bool later = false; /* a statement of a later line seen in the range */
+		for (size_t i = 0; i < nl; i++) {
+			Dwarf_Line *l = dwarf_onesrcline(lines, i);
+			Dwarf_Addr a;
+			int line;
+			bool stmt;
+			const char *src;
+			if (!l || dwarf_lineaddr(l, &a) != 0 || a < start || a >= end || dwarf_lineno(l, &line) != 0 ||
+			    dwarf_linebeginstatement(l, &stmt) != 0 || !stmt || !(src = dwarf_linesrc(l, NULL, NULL)) ||
+			    strcmp(src, file))
+				continue;
+			if (line > decl)
+				later = true;
+			else if (line == decl && later)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* The integer loop variables block @p block declares, readable at @p addr, into @p list
+ * at position @p at (an outer block's go before an inner one's). */
+static void block_vars(struct eval *e, Dwarf_Die *lines_unit, Dwarf_Die *block, Dwarf_Addr addr, json_t *list,
+		       size_t at)
+{
+	Dwarf_Die c;
+	unsigned seen = 0;
+	if (dwarf_child(block, &c) != 0)
+		return;
+	do {
+		int size;
+		bool sgn;
+		int64_t v;
+		const char *name = dwarf_diename(&c);
+		if (dwarf_tag(&c) != DW_TAG_variable || !name || !int_type(&c, &size, &sgn) ||
+		    !loop_var(lines_unit, block, &c))
+			continue;
+		char why[8];
+		e->why = why; /* only whether it worked matters here */
+		e->why_size = sizeof(why);
+		if (json_array_size(list) < MAX_LOOP_VARS && var_value(e, &c, addr, size, sgn, &v))
+			json_array_insert_new(list, at++, json_pack("{s:s, s:I}", "name", name, "value", (json_int_t)v));
+	} while (++seen < MAX_BLOCK_CHILDREN && dwarf_siblingof(&c, &c) == 0);
+}
+
+json_t *cq_stack_loop_variables(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, const struct cq_stack_regs *same,
+				const struct cq_frame *f, uint64_t at, unsigned nframes)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die function;
+	struct scopes sc = {0};
+	if (!nframes || !function_at(ctx, at, &bias, &function, &sc))
+		return NULL;
+	char why[8];
+	struct eval e = {.ctx = ctx, .state = state, .same = same, .bias = bias, .has_cfa = f->has_cfa, .cfa = f->cfa,
+			 .function = &function, .why = why, .why_size = sizeof(why)};
+	json_t *out = json_array(), *cur = json_array();
+	/* innermost scope first: the blocks of one logical frame (an inlined call, then the
+	 * function) up to its own DIE; each outer block's variables go first */
+	for (int i = 0; i < sc.n && out && cur; i++) {
+		int tag = dwarf_tag(&sc.die[i]);
+		if (tag == DW_TAG_lexical_block) {
+			block_vars(&e, &sc.lines_unit, &sc.die[i], at - bias, cur, 0);
+		} else if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+			json_array_append_new(out, json_array_size(cur) ? cur : (json_decref(cur), json_null()));
+			cur = json_array();
+			if (tag == DW_TAG_subprogram || json_array_size(out) == nframes)
+				break;
+		}
+	}
+	json_decref(cur);
+	free(sc.die);
+	return out;
 }
