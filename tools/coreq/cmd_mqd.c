@@ -442,12 +442,15 @@ static void print_job(json_t *job)
 		json_array_foreach(json_object_get(job, "ranks"), i, x)
 			unknown |= json_is_true(json_object_get(x, "communicators_assumed"));
 		const char *among = unknown ? ", among the waits known (no message queues: point-to-point waits unknown)" : "";
+		/* a possible deadlock above is not "no deadlock": none that does not rest on a guess */
+		const char *what = json_array_size(json_object_get(job, "possible_deadlocks"))
+					   ? "no deadlock found without an assumption" : "no deadlock found";
 		if (nfailed)
-			printf("no deadlock found among the %lld rank(s) analyzed (%zu failed)%s\n",
+			printf("%s among the %lld rank(s) analyzed (%zu failed)%s\n", what,
 			       (long long)json_integer_value(json_object_get(job, "nranks")) - (long long)nfailed, nfailed,
 			       among);
 		else
-			printf("no deadlock found%s\n", among);
+			printf("%s%s\n", what, among);
 	}
 	json_t *tree = json_object_get(job, "stack_tree");
 	if (tree) {
