@@ -7,7 +7,7 @@
 
 #include "bfd_lib.h"
 #include "cq_libbfd_path.h" /* CQ_LIBBFD_PATH, written by the Makefile */
-#include "plugin_load.h"
+#include "plugin/plugin_load.h"
 
 static struct cq_bfd api;
 static const struct cq_bfd *loaded;

@@ -15,7 +15,7 @@
 #define PACKAGE_VERSION "0"
 #include <bfd.h>
 
-#include "error.h"
+#include "base/error.h"
 
 /** The libbfd functions corelib calls. */
 struct cq_bfd {

@@ -18,7 +18,7 @@
 #include "decode.h"
 #include "image.h"
 #include "internal.h"
-#include "output.h"
+#include "output/output.h"
 
 #define SYM_ENTRY_SIZE 24
 #define IMAGE_HEAD_SIZE 48
@@ -710,7 +710,7 @@ static struct cq_error *put_donors(struct cq_core *core, struct buf *b, size_t *
 		char *path = strndup(d, len);
 		if (!path)
 			return &cq_error_nomem;
-		/* a compressed donor is stored expanded, as it is read (corelib/file.h) */
+		/* a compressed donor is stored expanded, as it is read (input/file.h) */
 		struct cq_file *file = NULL;
 		struct cq_error *err = *path ? cq_file_open(path, core->opts.max_inflated, &file) : NULL;
 		if (err) {

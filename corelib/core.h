@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 #include "../targets/target.h"
-#include "error.h"
-#include "file.h"
+#include "base/error.h"
+#include "input/file.h"
 
 struct cq_elf;
 struct cq_image;

@@ -16,8 +16,8 @@
 #include "cq_libdebuginfod_path.h" /* CQ_LIBDEBUGINFOD_PATH, written by the Makefile */
 #include "debuginfod.h"
 #include "decode.h"
-#include "plugin_load.h"
-#include "text.h"
+#include "plugin/plugin_load.h"
+#include "base/text.h"
 
 static struct {
 	debuginfod_client *(*begin)(void);

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "../targets/target.h"
-#include "error.h"
+#include "base/error.h"
 
 /** Load an unsigned integer of @p size (1, 2, 4 or 8) bytes in the target's order. */
 uint64_t cq_load_uint(const struct cq_target *t, const void *p, unsigned size);

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "file.h"
+#include "base/error.h"
+#include "input/file.h"
 
 struct cq_symbol {
 	const char *name;   /**< points into the file's string table */

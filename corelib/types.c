@@ -12,7 +12,7 @@
 
 #include "image.h"
 #include "internal.h"
-#include "file.h"
+#include "input/file.h"
 #include "types.h"
 
 #define MAX_TYPES 1024 /* distinct names asked for: plugins ask a few dozen */

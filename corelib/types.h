@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "core.h"
-#include "error.h"
+#include "base/error.h"
 
 /** A named type; owned by the core (valid until cq_core_close). */
 struct cq_type;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/text.h"
+#include "base/text.h"
 #include "corelib/image.h"
 #include "events.h"
 #include "fields.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "corelib/image.h"
-#include "corelib/text.h"
+#include "base/text.h"
 #include "fields.h"
 #include "recorder/kind_fields.h"
 

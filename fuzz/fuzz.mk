@@ -34,7 +34,7 @@ fuzz-build: $(FUZZ_BINS) $(FUZZ_DIR)/mkseeds $(FUZZ_DATA)/.ready
 
 # The library archives and mkcore, through the Makefile's rules with BUILD=$(FUZZ_DIR); the
 # stamp stands for them (make cannot see into the recursive build).
-$(FUZZ_DIR)/.libs: $(wildcard targets/*.[ch] corelib/*.[ch] ompd/*.[ch] mqd/*.[ch] stack/*.[ch] job/*.[ch] elf/*.[ch]) tests/tools/mkcore.c
+$(FUZZ_DIR)/.libs: $(wildcard targets/*.[ch] base/*.[ch] input/*.[ch] plugin/*.[ch] output/*.[ch] corelib/*.[ch] ompd/*.[ch] mqd/*.[ch] stack/*.[ch] job/*.[ch] elf/*.[ch]) tests/tools/mkcore.c
 	$(MAKE) BUILD=$(FUZZ_DIR) CC=$(FUZZ_CC) OPT="$(FUZZ_LIB_OPT)" $(FUZZ_LIBA) $(FUZZ_DIR)/mkcore
 	touch $@
 

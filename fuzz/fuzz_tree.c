@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/error.h"
+#include "base/error.h"
 #include "job/tree.h"
 
 #define NODE_BUDGET 40000 /* nodes and frames one input may make in all */

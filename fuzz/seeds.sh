@@ -69,7 +69,7 @@ corpus() {
 			for f in "$ROOT"/fixtures/core/*/core.gz; do
 				[ "$(stat -c %s "$f")" -le 65536 ] && cp "$f" "$c/fixture-$(basename "$(dirname "$f")").core.gz"
 			done
-			# the formats systemd-coredump stores cores in (corelib/decompress.h), made by
+			# the formats systemd-coredump stores cores in (input/decompress.h), made by
 			# their own tools over a synthetic core
 			local raw
 			# (a valid one: the first by name is empty.core, which says nothing of a format)
@@ -78,7 +78,7 @@ corpus() {
 				command -v zstd >/dev/null && zstd -q -f -o "$c/mkcore-core.zst" "$raw"
 				command -v xz >/dev/null && xz -T1 -c "$raw" >"$c/mkcore-core.xz"
 				command -v lz4 >/dev/null && lz4 -q -f "$raw" "$c/mkcore-core.lz4"
-				# an Ubuntu apport report around it (corelib/apport.h), in apport's format
+				# an Ubuntu apport report around it (input/apport.h), in apport's format
 				python3 "$ROOT/tools/fixtures/apport/make-crash.py" --core "$raw" --exe-path /usr/bin/prog \
 					"$c/mkcore-core.crash"
 			fi

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/text.h"
+#include "base/text.h"
 #include "ompjoin.h"
 
 /* A task chain longer than this on one stack is not a real one. */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "corelib/error.h"
+#include "base/error.h"
 
 /** Task ids are below this (2^48: more than any job, and exact in a JSON number). */
 #define CQ_TASK_MAX (UINT64_C(1) << 48)

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "corelib/error.h"
+#include "base/error.h"
 
 enum cq_tree_label {
 	CQ_TREE_BY_FUNCTION, /**< the (demangled) function, else module+offset */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/text.h"
+#include "base/text.h"
 #include "ranges.h"
 #include "tree.h"
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/error.h"
-#include "corelib/text.h"
+#include "base/error.h"
+#include "base/text.h"
 #include "graph.h"
 #include "ranges.h"
 #include "verdict.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/text.h"
+#include "base/text.h"
 #include "graph.h"
 #include "mpicall.h"
 #include "ranges.h"

@@ -5,7 +5,7 @@
 
 #include "commarg.h"
 #include "corelib/image.h"
-#include "corelib/text.h"
+#include "base/text.h"
 #include "corelib/types.h"
 
 json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value)

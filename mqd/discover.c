@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Which MQD DLL to load: --mqd-plugin, else the path in the core's MPIR_dll_name (spec
- * 5.1), searched only in trusted directories (corelib/plugin_path.h). The name is data
+ * 5.1), searched only in trusted directories (plugin/plugin_path.h). The name is data
  * from a possibly hostile process: it is never loaded from elsewhere without consent. */
 #include <limits.h>
 #include <stdio.h>
@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "corelib/image.h"
-#include "corelib/plugin_path.h"
-#include "corelib/self_path.h"
+#include "plugin/plugin_path.h"
+#include "plugin/self_path.h"
 #include "discover.h"
 
 /* Where MPI implementations of Debian put their DLLs (host architecture: a DLL for another

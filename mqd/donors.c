@@ -9,10 +9,10 @@
 
 #include "corelib/elf_file.h"
 #include "corelib/image.h"
-#include "corelib/text.h"
-#include "corelib/self_path.h"
+#include "base/text.h"
+#include "plugin/self_path.h"
 #include "corelib/types.h"
-#include "corelib/file.h"
+#include "input/file.h"
 #include "donors.h"
 
 /* A manifest is a page of JSON; anything much larger is not one of ours. */

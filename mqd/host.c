@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/text.h"
+#include "base/text.h"
 #include "corelib/image.h"
-#include "corelib/isolate.h"
+#include "plugin/isolate.h"
 #include "discover.h"
 #include "donors.h"
 #include "host.h"

@@ -6,7 +6,7 @@
  * send / receive / unexpected queues as a JSON document ("coreq-mqd/1",
  * doc/json-schema.md).
  *
- * The DLL runs in a child process (corelib/isolate.h) with a time limit; a crash, hang or
+ * The DLL runs in a child process (plugin/isolate.h) with a time limit; a crash, hang or
  * exit() of it loses nothing already reported, and the call it died in is named and
  * skipped in a new run. Every callback answers for the target (sizes, byte order, symbols
  * in linker order, types from DWARF and type donors: corelib/types.h).

@@ -6,13 +6,13 @@
 #include <stdio.h>
 
 #include "corelib/core.h"
-#include "corelib/isolate.h"
-#include "corelib/plugin_load.h"
+#include "plugin/isolate.h"
+#include "plugin/plugin_load.h"
 
 struct cq__mqd_job {
 	struct cq_core *core;
 	const char *dll;                    /**< as named, for reports */
-	const struct cq_plugin_load *load;  /**< what is loaded (corelib/plugin_load.h) */
+	const struct cq_plugin_load *load;  /**< what is loaded (plugin/plugin_load.h) */
 };
 
 /** cq_isolate_retry_fn: load the DLL and write the report records to @p out, skipping

@@ -14,7 +14,7 @@
 
 #include "corelib/decode.h"
 #include "corelib/image.h"
-#include "corelib/plugin_path.h"
+#include "plugin/plugin_path.h"
 #include "discover.h"
 
 #define MAX_LOCATIONS 16

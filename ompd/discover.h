@@ -3,7 +3,7 @@
 #ifndef COREQ_OMPD_DISCOVER_H
 #define COREQ_OMPD_DISCOVER_H
 
-#include "corelib/plugin_load.h"
+#include "plugin/plugin_load.h"
 #include "host.h"
 
 struct cq_ompd_choice {
@@ -11,7 +11,7 @@ struct cq_ompd_choice {
 	const char *source; /**< "--ompd-plugin" or "ompd_dll_locations" */
 	char *runtime;      /**< image that holds ompd_dll_locations (NULL if none found) */
 	char *refused;      /**< an untrusted candidate passed over (said, not silent), or NULL */
-	struct cq_plugin_load load; /**< the checked files to load (corelib/plugin_load.h) */
+	struct cq_plugin_load load; /**< the checked files to load (plugin/plugin_load.h) */
 };
 
 struct cq_error *cq__ompd_find_plugin(struct cq_core *core, const struct cq_ompd_options *o,

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/text.h"
+#include "base/text.h"
 #include "corelib/decode.h"
 #include "corelib/image.h"
-#include "corelib/isolate.h"
+#include "plugin/isolate.h"
 #include "discover.h"
 #include "host.h"
 #include "query.h"

@@ -5,7 +5,7 @@
  * and returns what it reports about the OpenMP runtime as a JSON document
  * ("coreq-ompd/1", doc/json-schema.md).
  *
- * The plugin runs in a child process (corelib/isolate.h): libompd keeps process-global
+ * The plugin runs in a child process (plugin/isolate.h): libompd keeps process-global
  * state and has crashing bugs, so a crash, hang or exit() of the plugin ends only the
  * child; everything reported before it is kept and the failing call is named.
  * Every callback answers for the *target*: type sizes from the target table, byte order

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/text.h"
+#include "base/text.h"
 #include "corelib/decode.h"
 #include "corelib/image.h"
-#include "corelib/isolate.h"
+#include "plugin/isolate.h"
 #include "plugin.h"
 #include "query.h"
 #include "tr.h"

@@ -7,13 +7,13 @@
 
 #include "corelib/core.h"
 
-#include "corelib/isolate.h"
-#include "corelib/plugin_load.h"
+#include "plugin/isolate.h"
+#include "plugin/plugin_load.h"
 
 struct cq__ompd_job {
 	struct cq_core *core;
 	const char *plugin;                 /**< as named, for reports */
-	const struct cq_plugin_load *load;  /**< what is loaded (corelib/plugin_load.h) */
+	const struct cq_plugin_load *load;  /**< what is loaded (plugin/plugin_load.h) */
 };
 
 /** cq_isolate_retry_fn: load the plugin and write the report records to @p out, skipping

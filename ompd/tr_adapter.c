@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/text.h"
+#include "base/text.h"
 #include "corelib/decode.h"
 #include "tr.h"
 

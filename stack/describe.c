@@ -11,7 +11,7 @@
 
 #include "corelib/demangle.h"
 #include "corelib/image.h"
-#include "corelib/text.h"
+#include "base/text.h"
 #include "internal.h"
 
 bool cq_stack_system_module(const char *base)

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "corelib/text.h"
+#include "base/text.h"
 #include "stack.h"
 
 static json_t *str_or_null(const char *s)

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corelib/file.h"
+#include "input/file.h"
 #include "corelib/image.h"
-#include "corelib/text.h"
+#include "base/text.h"
 #include "elf/cu_map.h"
 #include "elf/zsections.h"
 #include "internal.h"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "corelib/image.h"
-#include "corelib/text.h"
+#include "base/text.h"
 #include "internal.h"
 #include "stack.h"
 

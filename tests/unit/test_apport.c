@@ -10,8 +10,8 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "corelib/apport.h"
-#include "corelib/file.h"
+#include "input/apport.h"
+#include "input/file.h"
 
 static char dir[] = "/tmp/coreq-test-apport-XXXXXX";
 

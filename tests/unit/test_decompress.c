@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* zstd, xz and lz4 inputs (corelib/decompress.h), made here by each format's own library:
+/* zstd, xz and lz4 inputs (input/decompress.h), made here by each format's own library:
  * round trip through cq_file_open, concatenated frames, trailing zero padding, the
  * expansion bound, truncated and damaged streams, and the zero runs left as holes. */
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include <zstd.h>
 
 #include "check.h"
-#include "corelib/decompress.h"
-#include "corelib/file.h"
+#include "input/decompress.h"
+#include "input/file.h"
 
 static char dir[] = "/tmp/coreq-test-decompress-XXXXXX";
 

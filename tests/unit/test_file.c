@@ -6,7 +6,7 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "corelib/file.h"
+#include "input/file.h"
 
 static char dir[] = "/tmp/coreq-test-file-XXXXXX";
 

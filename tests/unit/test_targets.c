@@ -8,7 +8,7 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "corelib/plugin_path.h"
+#include "plugin/plugin_path.h"
 #include "corelib/decode.h"
 
 /* A fixture executable of each target: elfutils' backend for its machine names the DWARF

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Escaping strings from a core for reports (corelib/text.h): what stays, what is escaped,
+/* Escaping strings from a core for reports (base/text.h): what stays, what is escaped,
  * and invalid UTF-8 of every kind (stray bytes, truncated, overlong, surrogates, too large). */
 #include <stdlib.h>
 
 #include "check.h"
-#include "corelib/text.h"
+#include "base/text.h"
 
 static void text_is(const char *in, const char *want)
 {

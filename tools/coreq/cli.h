@@ -15,7 +15,7 @@
 
 #include "corelib/core.h"
 #include "corelib/image.h"
-#include "corelib/text.h"
+#include "base/text.h"
 #include "ompd/host.h"
 #include "mqd/host.h"
 #include "stack/stack.h"
@@ -70,7 +70,7 @@ struct cq_cli {
 typedef int (*cq_command_fn)(struct cq_cli *cli);
 
 /**
- * @p s escaped for a text report or a terminal (corelib/text.h: controls, newlines,
+ * @p s escaped for a text report or a terminal (base/text.h: controls, newlines,
  * invalid UTF-8 shown as escapes), for printf's %s. The result stays valid for the next
  * 15 calls (the CLI prints a line at a time, single-threaded); "(null)" never appears: NULL
  * gives "-".
@@ -113,7 +113,7 @@ int cq_open_core(struct cq_cli *cli, bool exe_arg, struct cq_core **ret);
 bool cq_is_executable(const char *path);
 
 /** Add to @p doc "apport" (doc/json-schema.md) when @p core came out of an apport report
- * (corelib/apport.h): its fields, kept as written (cq_json_str), and whether its
+ * (input/apport.h): its fields, kept as written (cq_json_str), and whether its
  * ExecutablePath stood in for the executable. Nothing for any other core. */
 void cq_json_add_apport(json_t *doc, const struct cq_core *core);
 
@@ -177,7 +177,7 @@ bool cq_is_json_input(const char *path);
 json_t *cq_load_doc(const char *path, char **why_ret);
 
 /** The graph @p text (DOT; freed here, NULL: out of memory) to cli->dot, and as SVG through
- * graphviz's dot to cli->svg. Both are outputs (corelib/output.h): refused when they name
+ * graphviz's dot to cli->svg. Both are outputs (output/output.h): refused when they name
  * an input of this run, written beside their name and renamed. An exit status. */
 int cq_write_graph(struct cq_cli *cli, char *text);
 

@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "corelib/text.h"
+#include "base/text.h"
 #include "cli.h"
 #include "corelib/bundle.h"
 

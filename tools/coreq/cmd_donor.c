@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "corelib/elf_file.h"
-#include "corelib/output.h"
-#include "corelib/self_path.h"
+#include "output/output.h"
+#include "plugin/self_path.h"
 #include "mqd/donors.h"
 #include "targets/target.h"
 
@@ -125,7 +125,7 @@ static int run(char *const argv[])
 }
 
 /* Run the compiler @p argv with its output, argv[@p at], going to a temporary file beside
- * @p path that is renamed onto @p path once it succeeded (corelib/output.h: a symlink
+ * @p path that is renamed onto @p path once it succeeded (output/output.h: a symlink
  * planted at @p path is replaced, never followed; a failed compile leaves nothing). */
 static int run_into(char **argv, int at, const char *path)
 {

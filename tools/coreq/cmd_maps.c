@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "corelib/text.h"
+#include "base/text.h"
 #include "cli.h"
 
 /* Linux's brk starts a random distance above the executable's end (its .bss): up to

@@ -12,7 +12,7 @@
 #include "job/tree.h"
 #include "job/verdict.h"
 #include "job/waitfor.h"
-#include "corelib/output.h"
+#include "output/output.h"
 #include "stack/stack.h"
 
 #include <errno.h>

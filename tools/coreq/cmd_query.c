@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/text.h"
+#include "base/text.h"
 #include "cli.h"
 #include "corelib/decode.h"
 #include "corelib/types.h"

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "corelib/text.h"
+#include "base/text.h"
 #include "job/pool.h"
 #include "job/tree.h"
 #include "stack/stack.h"

@@ -2,8 +2,8 @@
 /* Documents and graphs the job commands read and write (cli.h): per-process JSON given by
  * the user, DOT and SVG outputs. */
 #include "cli.h" /* first: signal.h defines si_addr, a member name in corelib/core.h */
-#include "corelib/file.h"
-#include "corelib/output.h"
+#include "input/file.h"
+#include "output/output.h"
 
 #include <errno.h>
 #include <fcntl.h>

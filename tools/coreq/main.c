@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "corelib/file.h"
+#include "input/file.h"
 
 #define COREQ_VERSION "0.1.0"
 

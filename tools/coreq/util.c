@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "corelib/environ.h"
-#include "corelib/text.h"
+#include "base/text.h"
 #include "job/ranges.h"
 #include "cli.h"
-#include "corelib/file.h"
+#include "input/file.h"
 
 int cq_exit_for(const struct cq_error *err)
 {

@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 #include "plugin_path.h"
 
 /** Objects loaded at most for one plugin (itself included). */

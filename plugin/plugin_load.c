@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "file.h"
+#include "input/file.h"
 #include "plugin_load.h"
 
 #define MAX_NEEDED 256

@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-#include "error.h"
+#include "base/error.h"
 
 /** An output being written. */
 struct cq_output {

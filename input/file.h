@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "apport.h"
-#include "error.h"
+#include "base/error.h"
 
 /** Default bound on the inflated size of a compressed input (4 GiB). */
 #define CQ_FILE_DEFAULT_MAX_INFLATED (UINT64_C(4) << 30)

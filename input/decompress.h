@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "base/error.h"
 
 enum cq_compression {
 	CQ_COMPRESSION_NONE,

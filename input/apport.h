@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "base/error.h"
 
 /** Longest value kept of a field; a longer one is cut there and marked. */
 #define CQ_APPORT_FIELD_MAX 4096
