@@ -15,9 +15,12 @@ LIBS = -Wl,--as-needed -Wl,-Bstatic -ldw -lelf -ljansson -lz -lzstd -llzma -llz4
 LIBBFD_LINK = -l:libbfd-multiarch.so
 
 TARGETS_SRC = $(wildcard targets/*.c)
-# base/ (errors, text), input/ (bytes in), plugin/ (foreign code), output/ (files written)
-# are rooms of their own below corelib (doc/architecture.md); one archive with it for now
-CORELIB_SRC = $(wildcard base/*.c input/*.c plugin/*.c output/*.c corelib/*.c)
+CORELIB_SRC = $(wildcard corelib/*.c)
+# the rooms below corelib (doc/architecture.md), one archive each
+BASE_SRC = $(wildcard base/*.c)
+INPUT_SRC = $(wildcard input/*.c)
+PLUGROOM_SRC = $(wildcard plugin/*.c)
+OUTPUT_SRC = $(wildcard output/*.c)
 OMPD_SRC = $(wildcard ompd/*.c)
 MQD_SRC = $(wildcard mqd/*.c)
 EVENTS_SRC = $(wildcard events/*.c)
@@ -28,7 +31,16 @@ ELF_SRC = $(wildcard elf/*.c)
 # it lives in is clang's resource directory, which must not shadow the C library's).
 OMP_TOOLS_H ?= $(firstword $(wildcard /usr/lib/llvm-14/lib/clang/*/include/omp-tools.h /usr/lib/llvm-*/lib/clang/*/include/omp-tools.h))
 TOOL_SRC = $(wildcard tools/coreq/*.c)
-LIB_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TARGETS_SRC) $(CORELIB_SRC))
+LIB_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(CORELIB_SRC))
+TARGETS_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TARGETS_SRC))
+BASE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(BASE_SRC))
+INPUT_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(INPUT_SRC))
+PLUGROOM_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(PLUGROOM_SRC))
+OUTPUT_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(OUTPUT_SRC))
+# corelib and the rooms below it, in link order: a room's archive comes before those of the
+# rooms it uses (static archives are searched once, in order)
+CORE_LIBS = $(addprefix $(BUILD)/,libcoreq.a libcoreq-elf.a libcoreq-output.a libcoreq-plugin.a \
+	libcoreq-input.a libcoreq-base.a libcoreq-targets.a)
 OMPD_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(OMPD_SRC))
 MQD_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(MQD_SRC))
 EVENTS_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(EVENTS_SRC))
@@ -64,13 +76,13 @@ $(BUILD)/include/cq_libbfd_path.h: Makefile $(HOST32_MK)
 	p=$$(readlink -f "$$p"); \
 	if [ -z "$$p" ] || [ ! -f "$$p" ]; then \
 		echo "libbfd-multiarch.so not found: apt-get install binutils-multiarch-dev (tools/install-deps.sh)" >&2; exit 1; fi; \
-	echo "/* written by the Makefile: the libbfd coreq loads (corelib/bfd_lib.c) */" >$@.tmp; \
+	echo "/* written by the Makefile: the libbfd coreq loads (elf/bfd_lib.c) */" >$@.tmp; \
 	echo "#define CQ_LIBBFD_PATH \"$$p\"" >>$@.tmp; \
 	mv -f $@.tmp $@
 
-$(BUILD)/corelib/bfd_lib.o: $(BUILD)/include/cq_libbfd_path.h
+$(BUILD)/elf/bfd_lib.o: $(BUILD)/include/cq_libbfd_path.h
 
-# libdebuginfod likewise (corelib/debuginfod.c): loaded only when DEBUGINFOD_URLS is set and
+# libdebuginfod likewise (elf/debuginfod.c): loaded only when DEBUGINFOD_URLS is set and
 # a file is missing, from the one file a link with -ldebuginfod would take.
 $(BUILD)/include/cq_libdebuginfod_path.h: Makefile $(HOST32_MK)
 	@mkdir -p $(dir $@)
@@ -79,17 +91,32 @@ $(BUILD)/include/cq_libdebuginfod_path.h: Makefile $(HOST32_MK)
 	p=$$(readlink -f "$$p"); \
 	if [ -z "$$p" ] || [ ! -f "$$p" ]; then \
 		echo "libdebuginfod.so not found: apt-get install libdebuginfod-dev (tools/install-deps.sh)" >&2; exit 1; fi; \
-	echo "/* written by the Makefile: the libdebuginfod coreq loads (corelib/debuginfod.c) */" >$@.tmp; \
+	echo "/* written by the Makefile: the libdebuginfod coreq loads (elf/debuginfod.c) */" >$@.tmp; \
 	echo "#define CQ_LIBDEBUGINFOD_PATH \"$$p\"" >>$@.tmp; \
 	mv -f $@.tmp $@
 
-$(BUILD)/corelib/debuginfod.o: $(BUILD)/include/cq_libdebuginfod_path.h
+$(BUILD)/elf/debuginfod.o: $(BUILD)/include/cq_libdebuginfod_path.h
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/libcoreq.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/libcoreq-targets.a: $(TARGETS_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/libcoreq-base.a: $(BASE_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/libcoreq-input.a: $(INPUT_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/libcoreq-plugin.a: $(PLUGROOM_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/libcoreq-output.a: $(OUTPUT_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/include/omp-tools.h:
@@ -117,16 +144,16 @@ $(BUILD)/libcoreq-job.a: $(JOB_OBJ)
 $(BUILD)/libcoreq-elf.a: $(ELF_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a $(BUILD)/libcoreq-elf.a
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a $(BUILD)/libcoreq-elf.a $(LIBS)
+$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(CORE_LIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(CORE_LIBS) $(LIBS)
 
-$(BUILD)/mkcore: tests/tools/mkcore.c $(BUILD)/libcoreq.a
+$(BUILD)/mkcore: tests/tools/mkcore.c $(CORE_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libcoreq.a $(LIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(CORE_LIBS) $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a $(BUILD)/libcoreq-elf.a tests/unit/check.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcoreq-job.a $(CORE_LIBS) tests/unit/check.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq.a $(BUILD)/libcoreq-elf.a $(LIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libcoreq-job.a $(CORE_LIBS) $(LIBS)
 
 # the kinds table is checked against omp-tools.h's enums
 $(BUILD)/tests/test_rec_kinds: $(BUILD)/include/omp-tools.h

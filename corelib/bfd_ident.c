@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bfd_lib.h"
+#include "elf/bfd_lib.h"
 #include "internal.h"
 
 static struct cq_error *identify(struct cq_core *core, const struct cq_bfd *b);

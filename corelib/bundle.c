@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "decode.h"
+#include "base/decode.h"
 #include "image.h"
 #include "internal.h"
 #include "output/output.h"

@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <string.h>
 
-#include "decode.h"
+#include "base/decode.h"
 #include "image.h"
 #include "internal.h"
 #include "types.h"

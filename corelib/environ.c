@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
+#include "base/decode.h"
 #include "environ.h"
 
 /* The address of the auxiliary vector on the stack: the note's first two entries, in the

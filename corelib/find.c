@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "debuginfod.h"
-#include "decode.h"
-#include "elf_file.h"
+#include "elf/debuginfod.h"
+#include "base/decode.h"
+#include "elf/elf_file.h"
 #include "internal.h"
 
 static const char *base_name(const char *p)

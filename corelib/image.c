@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "debuginfod.h"
-#include "decode.h"
+#include "elf/debuginfod.h"
+#include "base/decode.h"
 #include "internal.h"
 
 #define R_DEBUG_FIELDS(X, T) \

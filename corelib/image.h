@@ -13,7 +13,7 @@
 #define COREQ_IMAGE_H
 
 #include "core.h"
-#include "elf_file.h"
+#include "elf/elf_file.h"
 
 enum cq_image_status {
 	CQ_IMAGE_FOUND,      /**< file found, build-id matches (or none to compare) */

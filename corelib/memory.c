@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
+#include "base/decode.h"
 #include "internal.h"
 
 const struct cq_segment *cq_core_segment_at(const struct cq_core *core, uint64_t addr)

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "decode.h"
+#include "base/decode.h"
 #include "internal.h"
 
 #ifndef NT_FILE

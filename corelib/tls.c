@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
+#include "base/decode.h"
 #include "image.h"
 #include "internal.h"
 

@@ -20,7 +20,9 @@ FUZZ_OPT = -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
 # The library sources are compiled by the Makefile's own rules into $(FUZZ_DIR), with
 # coverage instrumentation for libFuzzer (fuzzer-no-link) on top of the sanitizers.
 FUZZ_LIB_OPT = $(FUZZ_OPT) -fsanitize=fuzzer-no-link
-FUZZ_LIBA = $(FUZZ_DIR)/libcoreq-ompd.a $(FUZZ_DIR)/libcoreq-mqd.a $(FUZZ_DIR)/libcoreq-stack.a $(FUZZ_DIR)/libcoreq-job.a $(FUZZ_DIR)/libcoreq.a $(FUZZ_DIR)/libcoreq-elf.a
+FUZZ_LIBA = $(FUZZ_DIR)/libcoreq-ompd.a $(FUZZ_DIR)/libcoreq-mqd.a $(FUZZ_DIR)/libcoreq-stack.a $(FUZZ_DIR)/libcoreq-job.a $(FUZZ_DIR)/libcoreq.a $(FUZZ_DIR)/libcoreq-elf.a \
+	$(FUZZ_DIR)/libcoreq-output.a $(FUZZ_DIR)/libcoreq-plugin.a $(FUZZ_DIR)/libcoreq-input.a $(FUZZ_DIR)/libcoreq-base.a \
+	$(FUZZ_DIR)/libcoreq-targets.a
 FUZZ_DATA = $(abspath $(FUZZ_DIR))/data
 FUZZ_CFLAGS = -std=gnu11 $(FUZZ_OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. \
 	-I$(FUZZ_DIR)/include -DFUZZ_DATA_DIR='"$(FUZZ_DATA)"'

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "callbacks.h"
-#include "corelib/decode.h"
+#include "base/decode.h"
 #include "corelib/image.h"
 #include "corelib/types.h"
 

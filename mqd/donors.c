@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corelib/elf_file.h"
+#include "elf/elf_file.h"
 #include "corelib/image.h"
 #include "base/text.h"
 #include "plugin/self_path.h"

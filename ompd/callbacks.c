@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/decode.h"
+#include "base/decode.h"
 #include "corelib/image.h"
 #include "plugin.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "corelib/decode.h"
+#include "base/decode.h"
 #include "corelib/image.h"
 #include "plugin/plugin_path.h"
 #include "discover.h"

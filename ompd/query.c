@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/text.h"
-#include "corelib/decode.h"
+#include "base/decode.h"
 #include "corelib/image.h"
 #include "plugin/isolate.h"
 #include "plugin.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/text.h"
-#include "corelib/decode.h"
+#include "base/decode.h"
 #include "tr.h"
 
 static struct cq_ompd_tr_api tr;

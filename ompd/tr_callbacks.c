@@ -5,7 +5,7 @@
  * byte order, and the way back from a thread context to its address space. */
 #include <string.h>
 
-#include "corelib/decode.h"
+#include "base/decode.h"
 #include "plugin.h"
 #include "tr.h"
 

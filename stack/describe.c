@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib/demangle.h"
+#include "elf/demangle.h"
 #include "corelib/image.h"
 #include "base/text.h"
 #include "internal.h"

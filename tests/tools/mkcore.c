@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include "corelib/decode.h"
+#include "base/decode.h"
 #include "targets/target.h"
 
 #ifndef NT_FILE

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "corelib/decode.h"
+#include "base/decode.h"
 
 #define SAMPLE_FIELDS(X, T)                                                               \
 	X(T, U8, a, 1) X(T, U16, b, 1) X(T, S32, c, 1) X(T, PTR, p, 1) X(T, U64, d, 1)       \

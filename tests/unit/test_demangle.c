@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Names for people (corelib/demangle.h cq_display_name): symbol versions dropped, C++
+/* Names for people (elf/demangle.h cq_display_name): symbol versions dropped, C++
  * demangled through libbfd, flang-new's procedure names by their modules and hosts; a
  * plain name, or one that only looks like flang's, is left as it is (NULL). */
 #include <stdlib.h>
 
 #include "check.h"
-#include "corelib/demangle.h"
+#include "elf/demangle.h"
 
 static void shown(const char *name, const char *want)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "corelib/elf_file.h"
+#include "elf/elf_file.h"
 
 #define MAXN 40 /* above the 32 one scan answers: the rest go one by one */
 

@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "plugin/plugin_path.h"
-#include "corelib/decode.h"
+#include "base/decode.h"
 
 /* A fixture executable of each target: elfutils' backend for its machine names the DWARF
  * registers (dwfl_module_register_names), the reference for the tables' numbers. */

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "corelib/elf_file.h"
+#include "elf/elf_file.h"
 #include "output/output.h"
 #include "plugin/self_path.h"
 #include "mqd/donors.h"

@@ -7,8 +7,8 @@
 
 #include "base/text.h"
 #include "cli.h"
-#include "corelib/decode.h"
-#include "corelib/demangle.h"
+#include "base/decode.h"
+#include "elf/demangle.h"
 #include "stack/stack.h"
 
 static json_t *thread_json(struct cq_core *core, struct cq_thread *th, bool regs)

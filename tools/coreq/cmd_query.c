@@ -9,7 +9,7 @@
 
 #include "base/text.h"
 #include "cli.h"
-#include "corelib/decode.h"
+#include "base/decode.h"
 #include "corelib/types.h"
 
 /* Open CORE (args[0]) and check the argument count of a query command. */

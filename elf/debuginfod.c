@@ -15,7 +15,7 @@
 
 #include "cq_libdebuginfod_path.h" /* CQ_LIBDEBUGINFOD_PATH, written by the Makefile */
 #include "debuginfod.h"
-#include "decode.h"
+#include "base/decode.h"
 #include "plugin/plugin_load.h"
 #include "base/text.h"
 
