@@ -287,14 +287,16 @@ bool cq_stack_call_argument(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, c
 			    const struct cq_frame *f, unsigned arg, uint64_t *value, char *why, size_t why_size)
 {
 	const struct cq_target *t = ctx->core->target;
-	if (!t->ndwarf_args || arg >= 32) {
-		snprintf(why, why_size, "coreq does not know where %s passes argument %u", t->name, arg + 1);
+	if (arg >= t->ndwarf_args) {
+		/* GCC and clang describe only the arguments passed in registers (an MPI_Reduce's
+		 * communicator, its seventh, is pushed on x86_64) */
+		if (t->ndwarf_args)
+			snprintf(why, why_size, "argument %u is passed on the stack, which call sites do not describe",
+				 arg + 1);
+		else
+			snprintf(why, why_size, "coreq does not know where %s passes arguments", t->name);
 		return false;
 	}
-	/* in a register, or past the registers in the outgoing stack slot at sp + 8 * k (both
-	 * ABIs listed pass integer and pointer arguments so; MPI's are all such) */
-	unsigned word = t->elf_class == ELFCLASS64 ? 8 : 4;
-	int64_t slot = arg < t->ndwarf_args ? -1 : (int64_t)(arg - t->ndwarf_args) * word;
 	/* the call is the instruction before the return address */
 	uint64_t at = f->pc - 1;
 	Dwarf_Addr bias = 0;
@@ -310,7 +312,7 @@ bool cq_stack_call_argument(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, c
 			 "optimization, or by a compiler that does not say)");
 		return false;
 	}
-	unsigned want = slot < 0 ? t->dwarf_args[arg] : UINT32_MAX;
+	unsigned want = t->dwarf_args[arg];
 	Dwarf_Die p;
 	if (dwarf_child(&site, &p) == 0) {
 		do {
@@ -324,14 +326,7 @@ bool cq_stack_call_argument(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, c
 				continue;
 			unsigned r = lops[0].atom >= DW_OP_reg0 && lops[0].atom <= DW_OP_reg31 ? (unsigned)(lops[0].atom - DW_OP_reg0)
 				   : lops[0].atom == DW_OP_regx ? (unsigned)lops[0].number : UINT32_MAX;
-			/* a stack slot: the stack pointer plus the slot's offset */
-			bool at_slot = slot >= 0 && (int64_t)lops[0].number == slot &&
-				       (lops[0].atom == DW_OP_breg0 + t->dwarf_sp ||
-					(lops[0].atom == DW_OP_bregx && lops[0].number == (Dwarf_Word)t->dwarf_sp &&
-					 (int64_t)lops[0].number2 == slot));
-			if (lops[0].atom == DW_OP_bregx)
-				at_slot = slot >= 0 && lops[0].number == (Dwarf_Word)t->dwarf_sp && (int64_t)lops[0].number2 == slot;
-			if (slot < 0 ? r != want : !at_slot)
+			if (r != want)
 				continue;
 			if ((!dwarf_attr(&p, DW_AT_call_value, &va) && !dwarf_attr(&p, DW_AT_GNU_call_site_value, &va)) ||
 			    dwarf_getlocation(&va, &vops, &nv) != 0) {
