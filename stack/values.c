@@ -429,12 +429,24 @@ static bool loop_var(Dwarf_Die *lines_unit, Dwarf_Die *block, Dwarf_Die *var)
 	ptrdiff_t off = 0;
 	for (int r = 0; r < 64 && (off = dwarf_ranges(block, off, &base, &start, &end)) > 0; r++) {
 		bool later = false; /* a statement of a later line seen in the range */
-		for (size_t i = 0; i < nl; i++) {
+		/* libdw sorts a unit's rows by address: the first at or after start, by halves */
+		size_t lo = 0, hi = nl;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			Dwarf_Addr a;
+			if (dwarf_lineaddr(dwarf_onesrcline(lines, mid), &a) == 0 && a < start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t i = lo; i < nl; i++) {
 			Dwarf_Line *l = dwarf_onesrcline(lines, i);
 			Dwarf_Addr a;
 			int line;
 			bool stmt;
 			const char *src;
+			if (l && dwarf_lineaddr(l, &a) == 0 && a >= end)
+				break;
 			if (!l || dwarf_lineaddr(l, &a) != 0 || a < start || a >= end || dwarf_lineno(l, &line) != 0 ||
 			    dwarf_linebeginstatement(l, &stmt) != 0 || !stmt || !(src = dwarf_linesrc(l, NULL, NULL)) ||
 			    strcmp(src, file))
