@@ -18,8 +18,10 @@
  * written back after the run. flags >> 4, when not 0, selects one thread (the walk of a
  * single thread, `coreq bt --thread`); flags & 1 bounds the walk to 8 frames, flags & 2
  * stops threads at their user frame (`info`'s walk), flags & 4 reads source lines in the C
- * library too (`bt --all-lines`). Then cq_stack_walk() for the threads, and the document
- * is serialized. */
+ * library too (`bt --all-lines`), flags & 8 reads values from the frames' DWARF as `coreq
+ * mqd` does (every frame's loop variables, and the first argument of the call the thread's
+ * frame 1 makes: stack/values.c, over patched DWARF and registers). Then cq_stack_walk()
+ * for the threads, and the document is serialized. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -355,8 +357,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((flags >> 4) && core->nthreads)
 			tid = core->threads[((flags >> 4) - 1) % core->nthreads].tid;
 		json_t *doc = NULL;
+		struct cq_stack_arg arg = {.tid = tid ? tid : core->nthreads ? core->threads[0].tid : 0, .frame = 1};
 		struct cq_stack_options opt = {.tid = tid, .max_frames = flags & 1 ? 8 : 0,
-					       .to_user_frame = flags & 2, .system_lines = flags & 4};
+					       .to_user_frame = flags & 2, .system_lines = flags & 4,
+					       .loop_variables = flags & 8, .arg = flags & 8 ? &arg : NULL};
 		err = cq_stack_walk(core, &opt, &doc);
 		fz_verbose_error("bt", err);
 		if (doc) {

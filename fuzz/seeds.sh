@@ -95,12 +95,14 @@ corpus() {
 		fi
 		if [ "$t" = fuzz_stack ]; then
 			# byte 0 picks the base (fuzz_stack.c's order), byte 1 the flags: each base
-			# untouched, one thread of it alone, and bounded to 8 frames
+			# untouched, one thread of it alone, bounded to 8 frames, and with values read
+			# from the frames' DWARF
 			local b
 			for b in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18; do
 				printf "\\$(printf %o "$b")\\0" >"$c/base-$b"
 				printf "\\$(printf %o "$b")\\20" >"$c/base-$b-thread0"
 				printf "\\$(printf %o "$b")\\61" >"$c/base-$b-thread2-short"
+				printf "\\$(printf %o "$b")\\10" >"$c/base-$b-values"
 			done
 		fi
 		if [ "$t" = fuzz_jobjson ]; then
