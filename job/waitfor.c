@@ -645,7 +645,9 @@ static void collective_comm(struct job *j, int v, json_t *doc)
 		c->collective_comm = c->internal_comm;
 		c->comm_source = "the communicator whose queues hold the rank's collective traffic (the library's "
 				 "own operations, negative tags)";
-	} else if (many == 1 && !json_is_true(json_object_get(doc, "communicators_assumed"))) {
+	} else if (many == 1 && !json_is_true(json_object_get(doc, "communicators_assumed")) &&
+		   !(c->arg_comm && !arg_name && only == world)) {
+		/* (not MPI_COMM_WORLD when the argument says it is another) */
 		c->collective_comm = only;
 		c->comm_source = "the only communicator of more than one rank the rank belongs to";
 	} else if (c->arg_comm && !arg_name) {
