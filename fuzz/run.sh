@@ -89,6 +89,7 @@ fuzz_one() {
 	[ "${FUZZ_FORK:-0}" = 1 ] && fork=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 	local before
 	before=$(ls "$findings" | wc -l)
+	# (the log may hold an input's raw bytes: every grep of it reads it as text, -a)
 	# CPU seconds (user + system, fork-mode workers included) go to logs/TARGET.cpu: when
 	# more targets run than there are CPUs, wall time overstates how long each was fuzzed.
 	local TIMEFORMAT='%U %S'
@@ -105,13 +106,13 @@ fuzz_one() {
 	cpu=$(awk '{printf "%.0f", $1 + $2}' "$FUZZ_DIR/logs/$t.cpu")
 	local after execs rate cov ft
 	after=$(ls "$findings" | wc -l)
-	execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
-	rate=$(grep -m1 'stat::average_exec_per_sec' "$log" | awk '{print $2}')
+	execs=$(grep -a -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
+	rate=$(grep -a -m1 'stat::average_exec_per_sec' "$log" | awk '{print $2}')
 	# fork mode prints no final stats: take the last status line "#N: cov: ..."
-	[ -n "$execs" ] || execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
-	[ -n "$rate" ] || rate=$(grep -oE 'exec/s:? [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+$')
-	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')
-	ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | awk '{print $2}')
+	[ -n "$execs" ] || execs=$(grep -a -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
+	[ -n "$rate" ] || rate=$(grep -a -oE 'exec/s:? [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+$')
+	cov=$(grep -a -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')
+	ft=$(grep -a -oE 'ft: [0-9]+' "$log" | tail -1 | awk '{print $2}')
 	local status=ok
 	if [ "$rc" != 0 ] || [ "$after" -gt "$before" ]; then status="FINDING (exit $rc, $((after - before)) new in $findings)"; fi
 	echo "$t: ${secs}s (${cpu:-?} s CPU), ${execs:-?} executions (${rate:-?}/s), cov ${cov:-?}, ft ${ft:-?}, corpus $(ls "$corpus" | wc -l): $status" \
@@ -120,9 +121,9 @@ fuzz_one() {
 	# sanitizer's verdict and the innermost frames of our code), and the input itself when
 	# small, base64 (`base64 -d > input; build-fuzz/$t input` replays it).
 	if [ "$status" != ok ]; then
-		grep -m1 -E '^(==[0-9]+==ERROR|SUMMARY:|.*runtime error:|ALARM:|.*Timeout|.*out-of-memory)' "$log" |
+		grep -a -m1 -E '^(==[0-9]+==ERROR|SUMMARY:|.*runtime error:|ALARM:|.*Timeout|.*out-of-memory)' "$log" |
 			cut -c1-300 | sed 's/^/  /' >>"$FUZZ_DIR/logs/$t.summary"
-		grep -E '^ +#[0-9]+ 0x[0-9a-f]+ in ' "$log" | grep -v -E 'libFuzzer|fuzzer::|__interceptor|__asan|__ubsan|libc\.so|libstdc|compiler-rt| in (malloc|calloc|realloc|free) ' |
+		grep -a -E '^ +#[0-9]+ 0x[0-9a-f]+ in ' "$log" | grep -v -E 'libFuzzer|fuzzer::|__interceptor|__asan|__ubsan|libc\.so|libstdc|compiler-rt| in (malloc|calloc|realloc|free) ' |
 			head -6 | cut -c1-200 | sed 's/^/  /' >>"$FUZZ_DIR/logs/$t.summary"
 		local f
 		for f in $(ls -t "$findings" | head -1); do
