@@ -305,18 +305,21 @@ int cq_stack_concrete_scopes(Dwarf_Die *unit, Dwarf_Addr addr, Dwarf_Die **scope
 	int n = dwarf_getscopes(unit, addr, scopes);
 	/* dwarf_getscopes goes on from the innermost inlined call to the scopes of its
 	 * abstract definition (its class, namespace), not to the calls it was inlined into:
-	 * those are the scopes of that concrete call's DIE, out to the physical function */
+	 * those are the scopes of that concrete call's DIE, out to the physical function. The
+	 * blocks inside the inlined call (before it in the list) are kept in front. */
 	for (int i = 0; i < n; i++)
 		if (dwarf_tag(&(*scopes)[i]) == DW_TAG_inlined_subroutine) {
 			Dwarf_Die inl = (*scopes)[i], *chain = NULL;
 			int nchain = dwarf_getscopes_die(&inl, &chain);
-			if (nchain > 0) {
+			Dwarf_Die *all = nchain > 0 ? malloc((size_t)(i + nchain) * sizeof(*all)) : NULL;
+			if (all) {
+				memcpy(all, *scopes, (size_t)i * sizeof(*all));
+				memcpy(all + i, chain, (size_t)nchain * sizeof(*all));
 				free(*scopes);
-				*scopes = chain;
-				n = nchain;
-			} else {
-				free(chain);
+				*scopes = all;
+				n = i + nchain;
 			}
+			free(chain);
 			break;
 		}
 	return n;

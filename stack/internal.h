@@ -198,7 +198,8 @@ Dwarf_Die *cq_stack_scope_unit(struct cq_stack_units *u, const struct cq_core *c
 
 /* The scopes at module address @p addr of @p unit, innermost first, into *@p scopes
  * (caller frees): dwarf_getscopes, but through an inlined call out to the physical function
- * that holds it (describe.c); their number, <= 0 when none. */
+ * that holds it, the lexical blocks inside that call kept (describe.c); their number, <= 0
+ * when none. */
 int cq_stack_concrete_scopes(Dwarf_Die *unit, Dwarf_Addr addr, Dwarf_Die **scopes);
 
 /* Both readers below take, besides libdwfl's @p state, @p same: preserved registers the

@@ -260,20 +260,6 @@ static bool function_at(const struct cq_stack_ctx *ctx, uint64_t at, Dwarf_Addr 
 			found = true;
 		}
 	if (out && found) {
-		/* the blocks inside the innermost inlined call come before it: the concrete chain
-		 * starts at the inlined DIE */
-		Dwarf_Die *raw = NULL, *all;
-		int nraw = dwarf_getscopes(su, at - *bias, &raw), inner = 0;
-		while (inner < nraw && dwarf_tag(&raw[inner]) != DW_TAG_inlined_subroutine)
-			inner++;
-		if (inner < nraw && inner > 0 && (all = malloc((size_t)(inner + n) * sizeof(*all)))) {
-			memcpy(all, raw, (size_t)inner * sizeof(*all));
-			memcpy(all + inner, scopes, (size_t)n * sizeof(*all));
-			free(scopes);
-			scopes = all;
-			n += inner;
-		}
-		free(raw);
 		out->die = scopes;
 		out->n = n;
 		out->lines_unit = *cu;
