@@ -99,7 +99,8 @@ struct cq_image *cq_core_image_at(struct cq_core *core, uint64_t addr)
 
 struct cq_elf *cq_image_symbol_file(struct cq_image *img)
 {
-	return img->debug ? img->debug : img->elf;
+	/* a debug file found for DWARF alone may hold no .symtab (the image kept its own) */
+	return img->debug && (img->debug->has_symtab || !img->elf || !img->elf->has_symtab) ? img->debug : img->elf;
 }
 
 static struct cq_image *add_image(struct cq_core *core, const char *name)
@@ -975,7 +976,9 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 		/* Symbols themselves are read on first use (cq_elf_symbol_at/find_symbol). */
 		if (img->elf && !img->debug && !img->debug_path) {
 			struct cq_error *err = NULL;
-			if (!img->elf->has_symtab) {
+			/* a separate debug file when the image lacks its symbols or its DWARF: Debian's
+			 * dh_strip takes both, `strip --strip-debug` (and Fedora's) the DWARF alone */
+			if (!img->elf->has_symtab || !img->elf->has_dwarf) {
 				img->debug_path = cq__find_debug_file(core, img->found_path, img->elf);
 				if (!img->debug_path)
 					fetch_debug_file(core, img);
@@ -983,8 +986,10 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 					if (!img->debug) /* else fetched, opened and checked */
 						img->debug = open_shared(core, img->debug_path, true);
 					err = img->debug ? NULL : cq_elf_open(img->debug_path, &img->debug);
-					if (!err && !img->debug->has_symtab)
+					if (!err && !img->debug->has_symtab && !img->elf->has_symtab)
 						err = cq_error_create(CQ_ERR_FORMAT, "no .symtab");
+					else if (!err && !img->debug->has_dwarf && img->elf->has_symtab)
+						err = cq_error_create(CQ_ERR_FORMAT, "no DWARF");
 					if (err) {
 						cq_core_problem(core, img->name, "debug file %s: %s",
 								img->debug_path, err->message);

@@ -633,13 +633,18 @@ static void collective_comm(struct job *j, int v, json_t *doc)
 				(arg_name && !strcmp(json_string_value(json_object_get(cm, "name")) ?: "", arg_name))))
 			arg = ci;
 	}
+	/* where the value was read: the MPI library's own parameter (its debug file), or
+	 * the program's call site */
+	bool param = !strcmp(json_string_value(json_object_get(c->arg_comm, "from")) ?: "", "parameter");
 	if (arg >= 0 && !json_is_true(json_object_get(doc, "communicators_assumed"))) {
 		c->collective_comm = arg;
-		c->comm_source = "the call's communicator argument (read from the calling frame's DWARF)";
+		c->comm_source = param ? "the call's communicator argument (read from the MPI library's DWARF)"
+				       : "the call's communicator argument (read from the calling frame's DWARF)";
 	} else if (arg >= 0 && arg_name && !strcmp(arg_name, "MPI_COMM_WORLD")) {
 		/* no queues, but the argument is MPI_COMM_WORLD itself: its members are known */
 		c->collective_comm = arg;
-		c->comm_source = "the call's communicator argument, MPI_COMM_WORLD (read from the calling frame's DWARF)";
+		c->comm_source = param ? "the call's communicator argument, MPI_COMM_WORLD (read from the MPI library's DWARF)"
+				       : "the call's communicator argument, MPI_COMM_WORLD (read from the calling frame's DWARF)";
 	} else if (c->internal_comm >= 0) {
 		/* the queues hold its collective's own traffic on one communicator: that one */
 		c->collective_comm = c->internal_comm;

@@ -8,14 +8,14 @@
 #include "base/text.h"
 #include "corelib/types.h"
 
-json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value)
+json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value, const char *from)
 {
 	static const struct {
 		const char *symbol, *name;
 	} predefined[] = {{"ompi_mpi_comm_world", "MPI_COMM_WORLD"}, {"ompi_mpi_comm_self", "MPI_COMM_SELF"}};
 	char addr[24];
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, value);
-	json_t *c = json_pack("{s:s, s:s}", "address", addr, "from", "argument");
+	json_t *c = json_pack("{s:s, s:s}", "address", addr, "from", from);
 	if (!c)
 		return NULL;
 	for (size_t i = 0; i < sizeof(predefined) / sizeof(predefined[0]); i++) {

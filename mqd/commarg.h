@@ -2,7 +2,8 @@
 /**
  * @file commarg.h
  * Which communicator a collective was called on, from the value of its communicator
- * argument (read from the calling frame's DWARF: stack.h, struct cq_stack_arg). In Open
+ * argument (read from the calling frame's DWARF, or from the MPI library's own: stack.h,
+ * struct cq_stack_arg). In Open
  * MPI an MPI_Comm is a pointer to an ompi_communicator_t: the predefined ones are the
  * library's data symbols (ompi_mpi_comm_world, ompi_mpi_comm_self), any other carries its
  * context id (c_contextid), which is the id the message-queue DLL gives the communicator.
@@ -18,9 +19,10 @@
 /**
  * The communicator at @p value as the job view reads it: {address, name} for a predefined
  * one ("MPI_COMM_WORLD", "MPI_COMM_SELF"), {address, id} when a type donor gives
- * ompi_communicator_t, else {address, id_unknown: why}. Every answer has "from":
- * "argument". NULL when out of memory.
+ * ompi_communicator_t, else {address, id_unknown: why}. Every answer has "from": @p from
+ * ("argument": the caller's call site; "parameter": the library's own DWARF). NULL when
+ * out of memory.
  */
-json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value);
+json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value, const char *from);
 
 #endif

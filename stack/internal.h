@@ -213,6 +213,15 @@ struct cq_frame;
 bool cq_stack_call_argument(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, const struct cq_stack_regs *same,
 			    const struct cq_frame *f, unsigned arg, uint64_t *value, char *why, size_t why_size);
 
+/* The value of parameter @p name of logical frame @p nth (0: the innermost inlined call
+ * of physical frame @p f, ..., the function itself last) at lookup address @p at, from
+ * the frame's own DWARF (values.c; stack.h's struct cq_stack_arg): a register's value, or
+ * a word read where the location says; else false and why (no DWARF, no such parameter,
+ * optimized out at @p at, known only as its entry value). */
+bool cq_stack_frame_parameter(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, const struct cq_stack_regs *same,
+			      const struct cq_frame *f, uint64_t at, unsigned nth, const char *name, uint64_t *value,
+			      char *why, size_t why_size);
+
 /* The integer variables of the loops (lexical blocks) around lookup address @p at of
  * physical frame @p f, per logical frame (@p nframes: the inlined calls, innermost first,
  * then the function): a new array of that many (fewer where DWARF ends sooner), each

@@ -63,6 +63,14 @@ struct cq_stack_arg {
 	bool found;         /**< out: @p value holds the argument */
 	uint64_t value;
 	char why[200];      /**< out: why not, when the frame was reached but not read */
+	/** Also, when not NULL: parameter @p param of the function of frame @p param_frame
+	 * (the callee, e.g. libmpi's PMPI_Barrier: its own DWARF, from a debug file), read
+	 * with that frame's registers where its location list puts it at the frame's pc. */
+	const char *param;
+	unsigned param_frame;
+	bool param_found;   /**< out: @p param_value holds it */
+	uint64_t param_value;
+	char param_why[200]; /**< out: why not, when the frame was reached but not read */
 };
 
 /** How a frame was found (the JSON's found_by, cq_found_by_name()). */

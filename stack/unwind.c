@@ -638,6 +638,13 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	    req->frame <= f->index && req->frame >= (unsigned)innermost_of(w->ts, f->index))
 		req->found = cq_stack_call_argument(&w->ctx, state, &w->same, f, req->arg, &req->value, req->why,
 						    sizeof(req->why));
+	/* a parameter asked of this frame's function (or of a call inlined into it) */
+	if (req && req->param && !req->param_found && w->ctx.thread && w->ctx.thread->tid == req->tid &&
+	    req->param_frame <= f->index && req->param_frame >= (unsigned)innermost_of(w->ts, f->index))
+		req->param_found = cq_stack_frame_parameter(&w->ctx, state, &w->same, f, at,
+							    req->param_frame - (unsigned)innermost_of(w->ts, f->index),
+							    req->param, &req->param_value, req->param_why,
+							    sizeof(req->param_why));
 	if (w->u->loop_variables && f->info->module && !cq_stack_system_module(f->info->module))
 		loop_variables(w, state, f, at);
 	if (user) {

@@ -500,3 +500,74 @@ json_t *cq_stack_loop_variables(const struct cq_stack_ctx *ctx, Dwfl_Frame *stat
 	free(sc.die);
 	return out;
 }
+
+/* A parameter's value: DW_OP_entry_value (DWARF 5) and GCC's DW_OP_GNU_entry_value before
+ * it, said apart from the operations the evaluator does not take. */
+#ifndef DW_OP_GNU_entry_value
+#define DW_OP_GNU_entry_value 0xf3
+#endif
+
+bool cq_stack_frame_parameter(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, const struct cq_stack_regs *same,
+			      const struct cq_frame *f, uint64_t at, unsigned nth, const char *name, uint64_t *value,
+			      char *why, size_t why_size)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die function;
+	struct scopes sc = {0};
+	if (!function_at(ctx, at, &bias, &function, &sc)) {
+		snprintf(why, why_size, "no DWARF for the function (no debug file found for its module: --debug-dir, "
+			 "DEBUGINFOD_URLS)");
+		return false;
+	}
+	/* the nth logical frame's DIE: the inlined calls innermost first, then the function */
+	Dwarf_Die *fn = NULL;
+	for (int i = 0, k = 0; i < sc.n && !fn; i++) {
+		int tag = dwarf_tag(&sc.die[i]);
+		if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) && (unsigned)k++ == nth)
+			fn = &sc.die[i];
+	}
+	bool ok = false;
+	Dwarf_Die p;
+	unsigned seen = 0;
+	snprintf(why, why_size, "its function has no parameter '%s'", name);
+	if (fn && dwarf_child(fn, &p) == 0) {
+		do {
+			const char *pn = dwarf_diename(&p);
+			if (dwarf_tag(&p) != DW_TAG_formal_parameter || !pn || strcmp(pn, name))
+				continue;
+			Dwarf_Attribute a;
+			Dwarf_Op *ops;
+			size_t n;
+			if (!dwarf_attr(&p, DW_AT_location, &a) || dwarf_getlocation_addr(&a, at - bias, &ops, &n, 1) != 1 ||
+			    !n) {
+				snprintf(why, why_size, "'%s' is optimized out at this pc", name);
+				break;
+			}
+			if (ops[0].atom == DW_OP_entry_value || ops[0].atom == DW_OP_GNU_entry_value) {
+				/* the caller's call site has it, if anyone does (cq_stack_call_argument) */
+				snprintf(why, why_size, "'%s' is known here only as its value at the function's entry "
+					 "(DW_OP_entry_value)", name);
+				break;
+			}
+			unsigned word = ctx->core->target->elf_class == ELFCLASS64 ? 8 : 4;
+			bool is_value = (n == 1 && ((ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31) ||
+						    ops[0].atom == DW_OP_regx)) || ops[n - 1].atom == DW_OP_stack_value;
+			struct eval e = {.ctx = ctx, .state = state, .same = same, .bias = bias, .has_cfa = f->has_cfa,
+					 .cfa = f->cfa, .function = &function, .why = why, .why_size = why_size};
+			uint64_t v;
+			if (!eval_ops(&e, ops, n, &v))
+				break;
+			struct cq_error *err = is_value ? NULL : cq_core_read_uint(ctx->core, v, word, &v);
+			if (err) {
+				snprintf(why, why_size, "'%s' at 0x%" PRIx64 ": %s", name, v, err->message);
+				cq_error_destroy(err);
+				break;
+			}
+			*value = v;
+			ok = true;
+			break;
+		} while (++seen < MAX_BLOCK_CHILDREN && dwarf_siblingof(&p, &p) == 0);
+	}
+	free(sc.die);
+	return ok;
+}

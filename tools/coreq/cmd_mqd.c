@@ -16,6 +16,7 @@
 #include "stack/stack.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -128,11 +129,41 @@ void cq_mqd_print_rank(json_t *doc)
 	}
 }
 
-/* For each thread in a collective called through the C binding, the communicator its
- * argument names (mqd/commarg.h): read from the calling frame's DWARF by a walk of that
- * thread to that frame (the registers the argument is in exist only during a walk). What
- * keeps it unknown is said in the call ("communicator_unknown"). */
-static void call_communicators(struct cq_core *core, json_t *calls)
+/* The frame of the C entry point of the MPI call whose outermost MPI frame is @p frame in
+ * thread @p tid of @p bt: that frame for a call through the C binding, the PMPI_Barrier a
+ * Fortran mpi_barrier_ calls; the outermost frame at or inside @p frame named PMPI_* or
+ * MPI_*, -1 when none. */
+static json_int_t c_entry_frame(const json_t *bt, json_int_t tid, json_int_t frame)
+{
+	json_t *t, *f;
+	size_t i, k;
+	json_array_foreach(json_object_get(bt, "threads"), i, t) {
+		if (json_integer_value(json_object_get(t, "tid")) != tid)
+			continue;
+		json_int_t best = -1;
+		json_array_foreach(json_object_get(t, "frames"), k, f) {
+			const char *fn = str(f, "function");
+			if ((json_int_t)k > frame)
+				break;
+			if (fn && (!strncmp(fn, "MPI_", 4) || !strncmp(fn, "PMPI_", 5)))
+				best = (json_int_t)k;
+		}
+		return best;
+	}
+	return -1;
+}
+
+/* For each thread in a collective, the communicator it was called on (mqd/commarg.h), read
+ * by a walk of that thread to its MPI call (the registers the value is in exist only
+ * during a walk), from the first of:
+ *   1. the C entry point's own parameter `comm` (Open MPI's name for it in every C
+ *      binding), where libmpi's DWARF is found (its debug file: --debug-dir, debuginfod);
+ *      a Fortran call's too, through the PMPI_ function it calls;
+ *   2. the argument of the call the program's frame makes, from its call site (the
+ *      program built with -g and optimization; C binding only: Fortran passes a handle's
+ *      address).
+ * What keeps it unknown is said in the call ("communicator_unknown", both reasons). */
+static void call_communicators(struct cq_core *core, const json_t *bt, json_t *calls)
 {
 	json_t *c;
 	size_t i;
@@ -140,11 +171,16 @@ static void call_communicators(struct cq_core *core, json_t *calls)
 		const char *call = str(c, "call"), *fn = str(c, "function");
 		int arg = cq_mpi_call_comm_arg(call);
 		json_int_t frame = json_integer_value(json_object_get(c, "frame"));
-		/* Fortran passes a handle's address (mpi_barrier_): not the C communicator */
-		if (arg < 0 || !fn || (strncmp(fn, "MPI_", 4) && strncmp(fn, "PMPI_", 5)) || frame < 0 || frame > 100000)
+		json_int_t tid = json_integer_value(json_object_get(c, "tid"));
+		if (arg < 0 || !fn || frame < 0 || frame > 100000)
 			continue;
-		struct cq_stack_arg a = {.tid = (int32_t)json_integer_value(json_object_get(c, "tid")),
-					 .frame = (unsigned)frame + 1, .arg = (unsigned)arg};
+		bool c_binding = !strncmp(fn, "MPI_", 4) || !strncmp(fn, "PMPI_", 5);
+		json_int_t entry = c_entry_frame(bt, tid, frame);
+		if (!c_binding && entry < 0)
+			continue;
+		struct cq_stack_arg a = {.tid = (int32_t)tid, .frame = c_binding ? (unsigned)frame + 1 : UINT_MAX,
+					 .arg = (unsigned)arg, .param = entry >= 0 ? "comm" : NULL,
+					 .param_frame = (unsigned)entry};
 		struct cq_stack_options opt = {.tid = a.tid, .max_frames = (unsigned)frame + 2, .arg = &a};
 		struct cq_stacks *st = NULL;
 		struct cq_error *err = cq_stack_walk_frames(core, &opt, &st);
@@ -152,11 +188,17 @@ static void call_communicators(struct cq_core *core, json_t *calls)
 		if (err) {
 			json_object_set_new(c, "communicator_unknown", cq_json_str(err->message));
 			cq_error_destroy(err);
-		} else if (!a.found) {
-			json_object_set_new(c, "communicator_unknown",
-					    cq_json_str(a.why[0] ? a.why : "the calling frame was not reached"));
+		} else if (a.param_found) {
+			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, a.param_value, "parameter"));
+		} else if (a.found) {
+			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, a.value, "argument"));
 		} else {
-			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, a.value));
+			char why[480];
+			snprintf(why, sizeof(why), "%s%s%s%s", a.param ? "libmpi's parameter: " : "",
+				 a.param ? (a.param_why[0] ? a.param_why : "its frame was not reached") : "",
+				 a.param && c_binding ? "; the caller's argument: " : "",
+				 c_binding ? (a.why[0] ? a.why : "the calling frame was not reached") : "");
+			json_object_set_new(c, "communicator_unknown", cq_json_str(why));
 		}
 	}
 }
@@ -176,7 +218,7 @@ static void add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc)
 		return;
 	}
 	json_t *calls = cq_mpi_calls(bt);
-	call_communicators(core, calls);
+	call_communicators(core, bt, calls);
 	json_object_set_new(doc, "mpi_calls", calls);
 	json_object_set_new(doc, "stacks", bt);
 }
