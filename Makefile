@@ -151,7 +151,7 @@ $(BUILD)/mkcore: tests/tools/mkcore.c $(CORE_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(CORE_LIBS) $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcoreq-job.a $(CORE_LIBS) tests/unit/check.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcoreq-job.a $(CORE_LIBS) tests/unit/check.h tests/unit/scratch.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libcoreq-job.a $(CORE_LIBS) $(LIBS)
 

@@ -404,9 +404,9 @@ static char *find_reported_exe(struct cq_core *core, struct cq_image *img, const
 			       struct cq_elf **checked)
 {
 	char *why_report = NULL, *why_core = NULL;
-	char *path = cq__find_file(core, exe_path, img->build_id, img->build_id_len, &why_report, checked);
+	char *path = cq_find_file(CQ_SEARCH(core), exe_path, img->build_id, img->build_id_len, &why_report, checked);
 	if (!path)
-		path = cq__find_file(core, img->name, img->build_id, img->build_id_len, &why_core, checked);
+		path = cq_find_file(CQ_SEARCH(core), img->name, img->build_id, img->build_id_len, &why_core, checked);
 	/* cq__find_file's advice once, at the end (its wording depends on debuginfod) */
 	static const char hint[] = "; use --sysroot, ";
 	char *h = why_report ? strstr(why_report, hint) : NULL;
@@ -467,10 +467,10 @@ static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 		 strcmp(rep->executable_path.value, img->name))
 		path = find_reported_exe(core, img, rep->executable_path.value, &why, &checked);
 	else
-		path = cq__find_file(core, img->name, img->build_id, img->build_id_len, &why, &checked);
+		path = cq_find_file(CQ_SEARCH(core), img->name, img->build_id, img->build_id_len, &why, &checked);
 	if (!path && img->map_name) {
 		char *why2 = NULL;
-		path = cq__find_file(core, img->map_name, img->build_id, img->build_id_len, &why2, &checked);
+		path = cq_find_file(CQ_SEARCH(core), img->map_name, img->build_id, img->build_id_len, &why2, &checked);
 		free(path ? why : why2);
 		if (path)
 			why = NULL;
@@ -567,7 +567,7 @@ static void find_alt_file(struct cq_core *core, struct cq_image *img)
 	if (!dw || !dw->altlink || !dw_path || img->alt_path)
 		return;
 	char *why = NULL;
-	img->alt_path = cq__find_alt_file(core, dw_path, dw, &img->alt, &why);
+	img->alt_path = cq_find_alt_file(CQ_SEARCH(core), dw_path, dw, &img->alt, &why);
 	if (!img->alt_path && why)
 		cq_core_problem(core, img->name, "%s: names that live there are missing", why);
 	free(why);
@@ -979,7 +979,7 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 			/* a separate debug file when the image lacks its symbols or its DWARF: Debian's
 			 * dh_strip takes both, `strip --strip-debug` (and Fedora's) the DWARF alone */
 			if (!img->elf->has_symtab || !img->elf->has_dwarf) {
-				img->debug_path = cq__find_debug_file(core, img->found_path, img->elf);
+				img->debug_path = cq_find_debug_file(CQ_SEARCH(core), img->found_path, img->elf);
 				if (!img->debug_path)
 					fetch_debug_file(core, img);
 				if (img->debug_path) {

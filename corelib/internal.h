@@ -4,6 +4,7 @@
 #define COREQ_INTERNAL_H
 
 #include "core.h"
+#include "elf/find.h"
 
 /** Parse all PT_NOTE segments of the core (notes.c). */
 struct cq_error *cq__core_parse_notes(struct cq_core *core);
@@ -29,23 +30,10 @@ void cq__memory_free(struct cq_core *core);
 /** Release images (image.c). */
 void cq__core_free_images(struct cq_core *core);
 
-/** Find the file for @p target_path (find.c); NULL and *why set when not found. With a
- * @p build_id the candidate is opened to compare it, and *@p elf gets that open file (the
- * one checked, not the path opened again; caller closes), else NULL. */
-char *cq__find_file(const struct cq_core *core, const char *target_path,
-		    const uint8_t *build_id, size_t build_id_len, char **why, struct cq_elf **elf);
-
-/** Find a separate debug file for @p e (build-id, then debuglink); NULL if none. */
-char *cq__find_debug_file(const struct cq_core *core, const char *found_path,
-			  const struct cq_elf *e);
-
-/** Find the dwz alt file @p e names (.gnu_debugaltlink), @p e being the file at
- * @p dwarf_path that holds an image's DWARF: where its link says (under the sysroot, or
- * relative to @p dwarf_path), under --debug-dir, by build-id under --debug-dir and the
- * sysroot's /usr/lib/debug, from debuginfod. Its build-id is checked; the file is returned
- * open in *@p elf (caller closes). NULL and *@p why (a one-line reason) when not found. */
-char *cq__find_alt_file(const struct cq_core *core, const char *dwarf_path, const struct cq_elf *e,
-			struct cq_elf **elf, char **why);
+/** The search paths of @p core's options, for elf/find.h: a pointer to a temporary that
+ * lives until the end of the enclosing block. */
+#define CQ_SEARCH(core) \
+	(&(struct cq_search_paths){(core)->opts.sysroot, (core)->opts.solib_search_path, (core)->opts.debug_dir})
 
 /** Upper bounds for structures walked in target memory (hostile cores). */
 #define CQ_MAX_LINK_MAPS 4096

@@ -86,7 +86,7 @@ static void open_source(struct source *s)
 	cq_file_close(file);
 	s->dw = dwarf_begin(s->fd, DWARF_C_READ);
 	if (!s->dw && s->img && s->img->elf) {
-		char *dbg = cq__find_debug_file(s->core, s->img->found_path, s->img->elf);
+		char *dbg = cq_find_debug_file(CQ_SEARCH(s->core), s->img->found_path, s->img->elf);
 		int fd = -1;
 		if (dbg)
 			cq_error_destroy(cq_open_regular(dbg, NULL, &fd));

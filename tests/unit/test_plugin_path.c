@@ -13,32 +13,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "scratch.h"
 #include "plugin/plugin_path.h"
-
-static char dir[64];
-
-static char *at(const char *sub)
-{
-	static char buf[8][PATH_MAX];
-	static int k;
-	char *b = buf[k++ % 8];
-	snprintf(b, PATH_MAX, "%s/%s", dir, sub);
-	return b;
-}
-
-/* A copy of @p from as @p to. */
-static void copy(const char *from, const char *to)
-{
-	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
-	char buf[65536];
-	for (ssize_t n; in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0;)
-		if (write(out, buf, (size_t)n) != n)
-			break;
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-}
 
 static struct cq_plugin_choice choose(const char *name, const struct cq_dirs *d, bool untrusted)
 {

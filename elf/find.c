@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elf/debuginfod.h"
 #include "base/decode.h"
-#include "elf/elf_file.h"
-#include "internal.h"
+#include "debuginfod.h"
+#include "elf_file.h"
+#include "find.h"
 
 static const char *base_name(const char *p)
 {
@@ -105,12 +105,12 @@ static int try_candidate(const char *cand, const uint8_t *bid, size_t bid_len, c
 	return ok ? 1 : -1;
 }
 
-char *cq__find_file(const struct cq_core *core, const char *target_path,
+char *cq_find_file(const struct cq_search_paths *paths, const char *target_path,
 		    const uint8_t *build_id, size_t build_id_len, char **why, struct cq_elf **elf)
 {
 	char *tried = NULL, *mismatch = NULL, *cand = NULL;
 	*elf = NULL;
-	const char *sysroot = core->opts.sysroot;
+	const char *sysroot = paths->sysroot;
 	*why = NULL;
 	if (target_path[0] == '/') {
 		if (!(cand = under_root(sysroot ? sysroot : "", target_path)))
@@ -121,7 +121,7 @@ char *cq__find_file(const struct cq_core *core, const char *target_path,
 		free(cand);
 		cand = NULL;
 	}
-	const char *sp = core->opts.solib_search_path;
+	const char *sp = paths->solib_search_path;
 	const char *base = base_name(target_path);
 	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 		sp = NULL; /* no file name to look for: "DIR/.." would be a directory elsewhere */
@@ -136,10 +136,10 @@ char *cq__find_file(const struct cq_core *core, const char *target_path,
 		}
 		sp += n + (sp[n] == ':');
 	}
-	if (build_id_len > 1 && core->opts.debug_dir) {
+	if (build_id_len > 1 && paths->debug_dir) {
 		/* debuginfod-style trees also hold the binary itself next to the .debug file */
 		char *hex = cq_hex_string(build_id, build_id_len);
-		if (hex && asprintf(&cand, "%s/.build-id/%.2s/%s", core->opts.debug_dir, hex,
+		if (hex && asprintf(&cand, "%s/.build-id/%.2s/%s", paths->debug_dir, hex,
 				    hex + 2) >= 0) {
 			if (try_candidate(cand, build_id, build_id_len, &mismatch, elf) > 0) {
 				free(hex);
@@ -171,12 +171,12 @@ found:
 	return cand;
 }
 
-char *cq__find_debug_file(const struct cq_core *core, const char *found_path,
+char *cq_find_debug_file(const struct cq_search_paths *paths, const char *found_path,
 			  const struct cq_elf *e)
 {
-	const char *dirs[2] = {core->opts.debug_dir, NULL};
+	const char *dirs[2] = {paths->debug_dir, NULL};
 	char *sysdbg = NULL;
-	if (asprintf(&sysdbg, "%s/usr/lib/debug", core->opts.sysroot ? core->opts.sysroot : "") >= 0)
+	if (asprintf(&sysdbg, "%s/usr/lib/debug", paths->sysroot ? paths->sysroot : "") >= 0)
 		dirs[1] = sysdbg;
 	char *cand = NULL;
 	for (int d = 0; d < 2 && e->build_id_len > 1; d++) {
@@ -244,11 +244,11 @@ static bool alt_candidate(char *cand, const struct cq_elf *e, char **tried, char
 	return false;
 }
 
-char *cq__find_alt_file(const struct cq_core *core, const char *dwarf_path, const struct cq_elf *e,
+char *cq_find_alt_file(const struct cq_search_paths *paths, const char *dwarf_path, const struct cq_elf *e,
 			struct cq_elf **elf, char **why)
 {
 	char *tried = NULL, *mismatch = NULL, *path = NULL, *cand;
-	const char *link = e->altlink, *sysroot = core->opts.sysroot, *ddir = core->opts.debug_dir;
+	const char *link = e->altlink, *sysroot = paths->sysroot, *ddir = paths->debug_dir;
 	*elf = NULL;
 	*why = NULL;
 	/* where it says: absolute under the sysroot (Debian's dh_dwz writes
