@@ -256,9 +256,12 @@ struct cq_error *cq_image_unwind_fd(const struct cq_image *img, int *ret)
 	return memfd_with("coreq-unwind-elf", img->unwind_elf, img->unwind_elf_size, ret);
 }
 
+static void free_bundle(struct cq_core *core);
+
 struct cq_error *cq__bundle_note(struct cq_core *core, uint32_t type, const uint8_t *desc,
 				 size_t size)
 {
+	cq__core_own(core, free_bundle);
 	if (type == CQ_NT_BUNDLE) {
 		if (size < 8)
 			return bad_note(core, "header too short");
@@ -288,7 +291,8 @@ struct cq_error *cq__bundle_note(struct cq_core *core, uint32_t type, const uint
 	return NULL; /* later versions may add note types: ignore */
 }
 
-void cq__bundle_free(struct cq_core *core)
+/* What the bundle notes gave, when the core is closed (cq__core_own). */
+static void free_bundle(struct cq_core *core)
 {
 	for (size_t i = 0; i < core->nbundled; i++) {
 		free(core->bundled[i].name);

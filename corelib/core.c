@@ -11,9 +11,7 @@
 #include <string.h>
 
 #include "base/decode.h"
-#include "image.h"
 #include "internal.h"
-#include "types.h"
 
 static int segment_cmp(const void *a, const void *b)
 {
@@ -159,7 +157,6 @@ struct cq_error *cq_core_open(const char *path, const struct cq_core_options *op
 	core->opts.debug_dir = dup_opt(opts->debug_dir);
 	core->opts.type_donors = dup_opt(opts->type_donors);
 	core->opts.max_inflated = opts->max_inflated;
-	core->opts.identify = opts->identify;
 
 	struct cq_error *err = cq_file_open(path, opts->max_inflated, &core->file);
 	if (err)
@@ -179,8 +176,7 @@ struct cq_error *cq_core_open(const char *path, const struct cq_core_options *op
 				      elf_errmsg(-1));
 		goto fail;
 	}
-	if ((err = read_segments(core)) || (err = cq__core_parse_notes(core)) ||
-	    (opts->identify && (err = cq__core_bfd_identify(core))))
+	if ((err = read_segments(core)) || (err = cq__core_parse_notes(core)))
 		goto fail;
 	*ret = core;
 	return NULL;
@@ -193,10 +189,9 @@ void cq_core_close(struct cq_core *core)
 {
 	if (!core)
 		return;
-	cq__core_free_types(core);
+	while (core->nparts)
+		core->parts[--core->nparts](core);
 	cq__memory_free(core);
-	cq__core_free_images(core);
-	cq__bundle_free(core);
 	for (size_t i = 0; i < core->nthreads; i++) {
 		free(core->threads[i].regs);
 		free(core->threads[i].tls_note);
@@ -212,8 +207,6 @@ void cq_core_close(struct cq_core *core)
 	free(core->problems);
 	free(core->auxv);
 	free(core->segments);
-	free(core->bfd_target);
-	free(core->bfd_arch);
 	for (unsigned i = 0; i < core->nnote_maps; i++)
 		munmap(core->note_maps[i].addr, core->note_maps[i].len);
 	if (core->elf)
@@ -225,6 +218,17 @@ void cq_core_close(struct cq_core *core)
 	free((char *)core->opts.debug_dir);
 	free((char *)core->opts.type_donors);
 	free(core);
+}
+
+void cq__core_own(struct cq_core *core, void (*free_part)(struct cq_core *core))
+{
+	for (unsigned i = 0; i < core->nparts; i++)
+		if (core->parts[i] == free_part)
+			return;
+	/* the model has three such parts; a fourth that does not fit is a bug found at once */
+	if (core->nparts == sizeof(core->parts) / sizeof(core->parts[0]))
+		abort();
+	core->parts[core->nparts++] = free_part;
 }
 
 bool cq_core_auxv(const struct cq_core *core, uint64_t type, uint64_t *ret)

@@ -30,10 +30,6 @@ struct cq_core_options {
 	/** Colon-separated ELF files whose DWARF supplies types no image has (types.h). */
 	const char *type_donors;
 	uint64_t max_inflated;       /**< bound for compressed inputs (0: default) */
-	/** Identify the core with libbfd as well (bfd_target, bfd_arch and its cross-checks
-	 * as problems): loads libbfd, which costs more than opening the core, so only the
-	 * commands that show its answer ask for it. Without it both names stay NULL. */
-	bool identify;
 };
 
 /** One PT_LOAD of the core. */
@@ -92,9 +88,10 @@ struct cq_core {
 	void *elf;                     /**< libelf handle of the core (Elf *) */
 	struct { void *addr; size_t len; } note_maps[8]; /**< note segments mapped (notes.c) */
 	unsigned nnote_maps;
-	char *bfd_target;              /**< BFD's name for the core format, e.g. "elf64-s390"
-	                                    (only with opts.identify) */
-	char *bfd_arch;                /**< BFD's printable architecture (opts.identify) */
+	/** What the model's other parts made and the core owns (images, types, a bundle's
+	 * contents: internal.h, cq__core_own), freed by cq_core_close in reverse order. */
+	void (*parts[8])(struct cq_core *core);
+	unsigned nparts;
 
 	struct cq_segment *segments;   /**< sorted by vaddr, non-overlapping */
 	size_t nsegments;

@@ -41,7 +41,8 @@ const char *cq_image_status_name(enum cq_image_status s)
 	return "unknown";
 }
 
-void cq__core_free_images(struct cq_core *core)
+/* The images, when the core is closed (cq__core_own). */
+static void free_images(struct cq_core *core)
 {
 	for (size_t i = 0; i < core->nimages; i++) {
 		struct cq_image *img = &core->images[i];
@@ -109,6 +110,7 @@ static struct cq_image *add_image(struct cq_core *core, const char *name)
 	if (!imgs)
 		return NULL;
 	core->images = imgs;
+	cq__core_own(core, free_images);
 	struct cq_image *img = &imgs[core->nimages];
 	memset(img, 0, sizeof(*img));
 	img->name = strdup(name);

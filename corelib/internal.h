@@ -6,18 +6,19 @@
 #include "core.h"
 #include "elf/find.h"
 
+/** Make the core own what a part of the model made: @p free_part(core) runs when the core
+ * is closed, the last registered first (core.c). The core object itself knows its file,
+ * segments, notes, threads and memory; images, types and a bundle's contents register
+ * here when they first allocate, so it knows none of them. Registering a function twice
+ * keeps one. */
+void cq__core_own(struct cq_core *core, void (*free_part)(struct cq_core *core));
+
 /** Parse all PT_NOTE segments of the core (notes.c). */
 struct cq_error *cq__core_parse_notes(struct cq_core *core);
 
 /** Parse one note named "COREQ" (bundle.c). */
 struct cq_error *cq__bundle_note(struct cq_core *core, uint32_t type, const uint8_t *desc,
 				 size_t size);
-
-/** Release what cq__bundle_note() kept (bundle.c). */
-void cq__bundle_free(struct cq_core *core);
-
-/** Identify the core with the multi-architecture libbfd (bfd_ident.c). */
-struct cq_error *cq__core_bfd_identify(struct cq_core *core);
 
 /** Register the file range @p file [@p offset ..] as backing target memory [@p start,
  * @p end) (memory.c); @p path names it in reports. */
@@ -26,9 +27,6 @@ struct cq_error *cq__memory_add_file(struct cq_core *core, uint64_t start, uint6
 
 /** Release the file ranges (memory.c). */
 void cq__memory_free(struct cq_core *core);
-
-/** Release images (image.c). */
-void cq__core_free_images(struct cq_core *core);
 
 /** The search paths of @p core's options, for elf/find.h: a pointer to a temporary that
  * lives until the end of the enclosing block. */

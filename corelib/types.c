@@ -144,10 +144,15 @@ static void add_source(struct cq_types *t, const char *path)
 		t->nsources++;
 }
 
+static void free_types(struct cq_core *core);
+
 static struct cq_types *types_of(struct cq_core *core)
 {
-	if (!core->types && !(core->types = calloc(1, sizeof(*core->types))))
-		return NULL;
+	if (!core->types) {
+		if (!(core->types = calloc(1, sizeof(*core->types))))
+			return NULL;
+		cq__core_own(core, free_types);
+	}
 	struct cq_types *t = core->types;
 	if (t->listed)
 		return t;
@@ -415,7 +420,8 @@ const char *cq_core_type_sources(struct cq_core *core)
 	return buf ? buf : "(out of memory)";
 }
 
-void cq__core_free_types(struct cq_core *core)
+/* The types and their sources, when the core is closed (cq__core_own). */
+static void free_types(struct cq_core *core)
 {
 	struct cq_types *t = core->types;
 	if (!t)

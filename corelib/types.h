@@ -62,7 +62,4 @@ struct cq_error *cq_core_add_type_donor(struct cq_core *core, const char *path, 
  * for reports of missing types; owned by the core. */
 const char *cq_core_type_sources(struct cq_core *core);
 
-/** Release the type index (core.c). */
-void cq__core_free_types(struct cq_core *core);
-
 #endif

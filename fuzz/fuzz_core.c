@@ -12,6 +12,7 @@
 #include "corelib/core.h"
 #include "corelib/environ.h"
 #include "corelib/image.h"
+#include "elf/bfd_ident.h"
 #include "fuzz_common.h"
 
 #define MAX_THREADS 64   /* work per input stays bounded whatever the core claims */
@@ -33,8 +34,7 @@ static void drop(struct cq_error *err)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct cq_core_options opts = {.sysroot = FZ_SYSROOT,
-						    .max_inflated = FZ_MAX_INFLATED,
-						    .identify = true};
+						    .max_inflated = FZ_MAX_INFLATED};
 	fz_memfd_set(&input, data, size);
 	struct cq_core *core;
 	struct cq_error *err = cq_core_open(input.path, &opts, &core);
@@ -43,6 +43,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		drop(err);
 		return 0;
 	}
+	/* libbfd's identification, as `info --bfd` asks it (elf/bfd_ident.h) */
+	struct cq_bfd_query q = {core->file->path, core->file->fd, core->target->name, core->target->bfd_arch,
+				 core->nthreads};
+	struct cq_bfd_ident id;
+	drop(cq_bfd_identify(&q, &id));
+	cq_bfd_ident_deinit(&id);
 	drop(cq_core_load_images(core));
 	uint8_t buf[256];
 	for (size_t i = 0; i < core->nthreads && i < MAX_THREADS; i++) {

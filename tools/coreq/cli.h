@@ -15,6 +15,7 @@
 
 #include "corelib/core.h"
 #include "corelib/image.h"
+#include "elf/bfd_ident.h"
 #include "base/text.h"
 #include "ompd/host.h"
 #include "mqd/host.h"
@@ -55,6 +56,7 @@ struct cq_cli {
 	unsigned max_frames; /**< bt: frames per thread (0: default) */
 	bool all_lines;      /**< bt: source lines in system modules too */
 	bool bfd;            /**< info/threads: libbfd's identification too (--bfd) */
+	struct cq_bfd_ident bfd_id; /**< with bfd: its answer (cq_open_core; the command frees it) */
 	int openmp;          /**< bt: 1 OpenMP-aware stacks (--openmp), 2 continued (--openmp=continued) */
 	bool all_threads;    /**< stacks: every thread's stack, not one per process */
 	enum cq_tree_label tree_by; /**< stacks: node labels (--by) */

@@ -205,8 +205,8 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 	if (with_images && full)
 		json_object_set_new(doc, "abi", abi_json(t));
 	if (cli->bfd) {
-		json_object_set_new(doc, "bfd_target", core->bfd_target ? cq_json_str(core->bfd_target) : json_null());
-		json_object_set_new(doc, "bfd_arch", core->bfd_arch ? cq_json_str(core->bfd_arch) : json_null());
+		json_object_set_new(doc, "bfd_target", cli->bfd_id.target ? cq_json_str(cli->bfd_id.target) : json_null());
+		json_object_set_new(doc, "bfd_arch", cli->bfd_id.arch ? cq_json_str(cli->bfd_id.arch) : json_null());
 	}
 	if (core->has_psinfo) {
 		json_object_set_new(doc, "pid", json_integer(core->pid));
@@ -479,8 +479,7 @@ static int info_common(struct cq_cli *cli, bool with_images, bool regs)
 {
 	struct cq_core *core;
 	/* libbfd is loaded (dlopen, relocation, its identification pass: most of the time of
-	 * `info` on a small core) only when its answer is shown */
-	cli->opts.identify = cli->bfd;
+	 * `info` on a small core) only when its answer is shown (cli->bfd) */
 	int rc = cq_open_core(cli, true, &core);
 	if (rc)
 		return rc;
@@ -495,6 +494,7 @@ static int info_common(struct cq_cli *cli, bool with_images, bool regs)
 		cq_emit_json_items(doc, "threads", core->nthreads, thread_item, &items);
 		cq_stacks_free(stacks);
 		cq_core_close(core);
+		cq_bfd_ident_deinit(&cli->bfd_id);
 		return rc;
 	}
 	/* text: the header and images from the document, the threads and stacks printed
@@ -508,6 +508,7 @@ static int info_common(struct cq_cli *cli, bool with_images, bool regs)
 	cq_text_problems(core);
 	cq_stacks_free(stacks);
 	cq_release(doc, core);
+	cq_bfd_ident_deinit(&cli->bfd_id);
 	return rc;
 }
 

@@ -55,6 +55,20 @@ int cq_open_core(struct cq_cli *cli, bool exe_arg, struct cq_core **ret)
 	struct cq_error *err = cq_core_open(cli->args[0], &cli->opts, ret);
 	if (err)
 		return cq_fail(err);
+	if (cli->bfd) {
+		/* libbfd's second opinion (elf/bfd_ident.h): its disagreements are the core's
+		 * problems, listed before what the images add */
+		struct cq_core *c = *ret;
+		struct cq_bfd_query q = {c->file->path, c->file->fd, c->target->name, c->target->bfd_arch, c->nthreads};
+		if ((err = cq_bfd_identify(&q, &cli->bfd_id))) {
+			cq_bfd_ident_deinit(&cli->bfd_id);
+			cq_core_close(c);
+			*ret = NULL;
+			return cq_fail(err);
+		}
+		for (size_t i = 0; i < cli->bfd_id.nproblems; i++)
+			cq_core_problem(c, "identification", "%s", cli->bfd_id.problems[i]);
+	}
 	/* Memory that image files back is known once the images are found (corelib never
 	 * finds them from inside a read); failures there are problems, not faults. */
 	if ((err = cq_core_load_images(*ret)))
