@@ -60,6 +60,10 @@
 #define CQ_NT_BUNDLE 0x434f5201u
 #define CQ_NT_BUNDLE_IMAGE 0x434f5202u
 #define CQ_NT_BUNDLE_TYPES 0x434f5203u
+/** CQ_NT_BUNDLE_IMAGE's fixed head, its flag bit 0 and one symbol entry, in bytes. */
+#define CQ_BUNDLE_IMAGE_HEAD 48
+#define CQ_BUNDLE_IMAGE_EXE 1u
+#define CQ_BUNDLE_SYM_ENTRY 24
 /** Type donors larger than this are not bundled (they are DWARF of a few headers). */
 #define CQ_BUNDLE_MAX_DONOR (UINT64_C(64) << 20)
 #define CQ_NT_BUNDLE_UNWIND 0x434f5204u
