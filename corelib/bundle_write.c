@@ -20,6 +20,7 @@
 #include "image.h"
 #include "internal.h"
 #include "output/output.h"
+#include "source.h"
 
 /* A growing byte buffer for the note segments. */
 struct buf {
@@ -623,8 +624,7 @@ static size_t wanted_ranges(struct cq_core *core, uint64_t from, uint64_t end, b
 static void plan_segment(struct cq_core *core, struct plan *pl, const struct cq_segment *s,
 			 bool add_data, uint64_t *added)
 {
-	uint64_t have = s->offset >= core->file_end ? 0 :
-			s->filesz < core->file_end - s->offset ? s->filesz : core->file_end - s->offset;
+	uint64_t have = cq_segment_held(core, s);
 	uint64_t end = s->vaddr + s->memsz, at = s->vaddr + have;
 	struct range *r = NULL;
 	size_t n = 0;

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
+/* The core model's object (core.h): what a source fills it with (source.h), the parts it
+ * owns, its threads, registers, auxv and problems. Nothing here reads a file. */
 #include "core.h"
 
 #include <elf.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <string.h>
 
 #include "base/decode.h"
 #include "internal.h"
+#include "source.h"
 
 static int segment_cmp(const void *a, const void *b)
 {
@@ -24,165 +24,133 @@ static char *dup_opt(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-/* Check the ELF identification ourselves first: libelf accepts anything it can parse and
- * we want to say precisely what is wrong with the input. */
-static struct cq_error *check_ident(struct cq_core *core, const unsigned char *id, size_t n,
-				    uint16_t *machine_ret)
-{
-	const char *path = core->file->path;
-	if (n < SELFMAG || memcmp(id, ELFMAG, SELFMAG) != 0)
-		return cq_error_create(CQ_ERR_FORMAT, "%s: not an ELF file%s", path,
-				       core->file->size == 0 ? " (empty file)" : "");
-	if (n < EI_NIDENT)
-		return cq_error_create(CQ_ERR_MALFORMED, "%s: truncated ELF header (%zu bytes)",
-				       path, n);
-	if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64)
-		return cq_error_create(CQ_ERR_FORMAT, "%s: bad ELF class %u", path, id[EI_CLASS]);
-	if (id[EI_DATA] != ELFDATA2LSB && id[EI_DATA] != ELFDATA2MSB)
-		return cq_error_create(CQ_ERR_FORMAT, "%s: bad ELF byte order %u", path,
-				       id[EI_DATA]);
-	if (n < (id[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)))
-		return cq_error_create(CQ_ERR_MALFORMED, "%s: truncated ELF header", path);
-	bool le = id[EI_DATA] == ELFDATA2LSB;
-	uint16_t type = le ? (uint16_t)(id[16] | id[17] << 8) : (uint16_t)(id[16] << 8 | id[17]);
-	uint16_t machine = le ? (uint16_t)(id[18] | id[19] << 8) : (uint16_t)(id[18] << 8 | id[19]);
-	if (type != ET_CORE) {
-		uint16_t swapped = (uint16_t)(type << 8 | type >> 8);
-		if (swapped == ET_CORE)
-			return cq_error_create(CQ_ERR_FORMAT,
-					       "%s: e_type reads %u in the declared %s-endian byte order and ET_CORE in the other: EI_DATA is wrong",
-					       path, type, le ? "little" : "big");
-		if (type != ET_EXEC && type != ET_DYN && type != ET_REL)
-			return cq_error_create(CQ_ERR_FORMAT, "%s: e_type %u: not a core file", path, type);
-		const char *what = type == ET_EXEC ? "an executable" :
-				   type == ET_DYN ? "a shared object or PIE executable" :
-				   "a relocatable object";
-		return cq_error_create(CQ_ERR_FORMAT,
-				       "%s: is %s (e_type %u), not a core file; give the core first: coreq info CORE [EXE]",
-				       path, what, type);
-	}
-	core->target = cq_target_find(machine, id[EI_CLASS], le);
-	if (!core->target) {
-		char names[256];
-		return cq_error_create(CQ_ERR_UNSUPPORTED,
-				       "%s: unsupported architecture: e_machine %u, %s-bit %s-endian (supported: %s)",
-				       path, machine, id[EI_CLASS] == ELFCLASS64 ? "64" : "32",
-				       le ? "little" : "big", cq_target_names(names, sizeof(names)));
-	}
-	*machine_ret = machine;
-	return NULL;
-}
-
-static struct cq_error *read_segments(struct cq_core *core)
-{
-	Elf *elf = core->elf;
-	const char *path = core->file->path;
-	size_t phnum;
-	if (elf_getphdrnum(elf, &phnum) != 0)
-		return cq_error_create(CQ_ERR_MALFORMED, "%s: bad program header table: %s", path,
-				       elf_errmsg(-1));
-	size_t entsize = core->target->elf_class == ELFCLASS64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
-	GElf_Ehdr eh;
-	if (!gelf_getehdr(elf, &eh))
-		return cq_error_create(CQ_ERR_MALFORMED, "%s: bad ELF header: %s", path, elf_errmsg(-1));
-	/* libelf lowers the count to what fits in the file; a truncated table must be said. */
-	if (eh.e_phnum != PN_XNUM && eh.e_phnum > phnum)
-		phnum = eh.e_phnum;
-	if (phnum == 0)
-		return cq_error_create(CQ_ERR_MALFORMED, "%s: core has no program headers", path);
-	if (eh.e_phoff > core->file->size || phnum > (core->file->size - eh.e_phoff) / entsize)
-		return cq_error_create(CQ_ERR_MALFORMED,
-				       "%s: %zu program headers at offset 0x%llx run past the end of the file (0x%llx bytes): truncated core",
-				       path, phnum, (unsigned long long)eh.e_phoff,
-				       (unsigned long long)core->file->size);
-	core->segments = calloc(phnum, sizeof(*core->segments));
-	if (!core->segments)
-		return &cq_error_nomem;
-	bool truncated = false;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph))
-			return cq_error_create(CQ_ERR_MALFORMED,
-					       "%s: program header %zu of %zu (table at offset 0x%llx) is unreadable: %s",
-					       path, i, phnum, (unsigned long long)eh.e_phoff,
-					       elf_errmsg(-1));
-		if (ph.p_type != PT_LOAD)
-			continue;
-		if (ph.p_filesz > ph.p_memsz)
-			return cq_error_create(CQ_ERR_MALFORMED,
-					       "%s: segment %zu at 0x%llx has more file bytes (0x%llx) than memory (0x%llx)",
-					       path, i, (unsigned long long)ph.p_vaddr,
-					       (unsigned long long)ph.p_filesz, (unsigned long long)ph.p_memsz);
-		if (ph.p_memsz == 0)
-			continue;
-		if (ph.p_vaddr + ph.p_memsz < ph.p_vaddr ||
-		    (core->target->elf_class == ELFCLASS32 && ph.p_vaddr + ph.p_memsz > UINT64_C(1) << 32))
-			return cq_error_create(CQ_ERR_MALFORMED,
-					       "%s: segment %zu at 0x%llx size 0x%llx wraps around the address space",
-					       path, i, (unsigned long long)ph.p_vaddr, (unsigned long long)ph.p_memsz);
-		if (ph.p_offset > core->file->size || ph.p_filesz > core->file->size - ph.p_offset)
-			truncated = true;
-		struct cq_segment *s = &core->segments[core->nsegments++];
-		*s = (struct cq_segment){ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz, ph.p_flags};
-	}
-	qsort(core->segments, core->nsegments, sizeof(*core->segments), segment_cmp);
-	for (size_t i = 1; i < core->nsegments; i++) {
-		const struct cq_segment *a = &core->segments[i - 1], *b = &core->segments[i];
-		if (b->vaddr < a->vaddr + a->memsz)
-			return cq_error_create(CQ_ERR_MALFORMED,
-					       "%s: segments at 0x%llx and 0x%llx overlap",
-					       path, (unsigned long long)a->vaddr,
-					       (unsigned long long)b->vaddr);
-	}
-	core->file_end = core->file->size;
-	if (truncated)
-		cq_core_problem(core, "core file",
-				"%s is truncated at 0x%llx bytes: memory past that offset is unavailable (reads fault)",
-				path, (unsigned long long)core->file->size);
-	return NULL;
-}
-
-struct cq_error *cq_core_open(const char *path, const struct cq_core_options *opts,
-			      struct cq_core **ret)
+struct cq_core *cq_core_new(const struct cq_core_options *opts, const struct cq_target *target,
+			    const struct cq_source *source)
 {
 	static const struct cq_core_options no_opts;
 	if (!opts)
 		opts = &no_opts;
 	struct cq_core *core = calloc(1, sizeof(*core));
 	if (!core)
-		return &cq_error_nomem;
+		return NULL;
+	core->target = target;
+	core->source = source;
 	core->opts.exe = dup_opt(opts->exe);
 	core->opts.sysroot = dup_opt(opts->sysroot);
 	core->opts.solib_search_path = dup_opt(opts->solib_search_path);
 	core->opts.debug_dir = dup_opt(opts->debug_dir);
 	core->opts.type_donors = dup_opt(opts->type_donors);
 	core->opts.max_inflated = opts->max_inflated;
-
-	struct cq_error *err = cq_file_open(path, opts->max_inflated, &core->file);
-	if (err)
-		goto fail;
-	unsigned char ident[64] = {0};
-	size_t n = core->file->size < sizeof(ident) ? (size_t)core->file->size : sizeof(ident);
-	if ((err = cq_file_read(core->file, ident, n, 0, "ELF header")))
-		goto fail;
-	uint16_t machine;
-	if ((err = check_ident(core, ident, n, &machine)))
-		goto fail;
-
-	elf_version(EV_CURRENT);
-	core->elf = elf_begin(core->file->fd, ELF_C_READ, NULL);
-	if (!core->elf || elf_kind(core->elf) != ELF_K_ELF) {
-		err = cq_error_create(CQ_ERR_MALFORMED, "%s: libelf cannot read it: %s", path,
-				      elf_errmsg(-1));
-		goto fail;
+	if ((opts->exe && !core->opts.exe) || (opts->sysroot && !core->opts.sysroot) ||
+	    (opts->solib_search_path && !core->opts.solib_search_path) || (opts->debug_dir && !core->opts.debug_dir) ||
+	    (opts->type_donors && !core->opts.type_donors)) {
+		cq_core_close(core);
+		return NULL;
 	}
-	if ((err = read_segments(core)) || (err = cq__core_parse_notes(core)))
-		goto fail;
-	*ret = core;
+	return core;
+}
+
+struct cq_error *cq_core_set_segments(struct cq_core *core, struct cq_segment *segs, size_t n, const char *what)
+{
+	free(core->segments);
+	core->segments = segs;
+	core->nsegments = n;
+	qsort(core->segments, core->nsegments, sizeof(*core->segments), segment_cmp);
+	for (size_t i = 1; i < core->nsegments; i++) {
+		const struct cq_segment *a = &core->segments[i - 1], *b = &core->segments[i];
+		if (b->vaddr < a->vaddr + a->memsz)
+			return cq_error_create(CQ_ERR_MALFORMED, "%s: segments at 0x%llx and 0x%llx overlap", what,
+					       (unsigned long long)a->vaddr, (unsigned long long)b->vaddr);
+	}
 	return NULL;
-fail:
-	cq_core_close(core);
-	return err;
+}
+
+uint64_t cq_segment_held(const struct cq_core *core, const struct cq_segment *s)
+{
+	return core->source->held(core, s);
+}
+
+struct cq_error *cq_core_add_thread(struct cq_core *core, int32_t tid, int32_t signal, const uint8_t *regs,
+				    size_t size, const char *what, struct cq_thread **ret)
+{
+	const struct cq_target *t = core->target;
+	if (core->nthreads >= CQ_MAX_THREADS)
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: more than %d threads", what, CQ_MAX_THREADS);
+	/* the array grows by doubling (its size is 8, then the next power of two): growing it
+	 * by one per thread copied it whole 65 times on the benchmark core */
+	size_t cap = 8;
+	while (cap < core->nthreads)
+		cap *= 2;
+	struct cq_thread *th = core->threads;
+	if (!th || core->nthreads == cap) {
+		th = realloc(core->threads, (th ? 2 * cap : cap) * sizeof(*th));
+		if (!th)
+			return &cq_error_nomem;
+		core->threads = th;
+	}
+	th = &th[core->nthreads];
+	memset(th, 0, sizeof(*th));
+	th->regs = calloc(1, t->reg_block_size);
+	if (!th->regs)
+		return &cq_error_nomem;
+	size_t have = size < t->reg_block_size ? size : t->reg_block_size;
+	memcpy(th->regs, regs, have);
+	th->regs_size = (uint16_t)have;
+	core->nthreads++;
+	if (have < t->reg_block_size)
+		cq_core_problem(core, "registers",
+				"NT_PRSTATUS of thread %d has %zu register bytes, %s has %u: the registers past offset %zu are unavailable",
+				(int)tid, have, t->name, t->reg_block_size, have);
+	th->tid = tid;
+	th->signal = signal;
+	th->pc = cq_thread_reg_at(core, th, (unsigned)t->pc_reg) & ~(uint64_t)t->pc_flag_bits;
+	th->sp = cq_thread_reg_at(core, th, (unsigned)t->sp_reg);
+	if (t->tp_source == CQ_TP_REGISTER) {
+		th->tp = cq_thread_reg_at(core, th, (unsigned)t->tp_reg);
+		th->has_tp = true;
+	}
+	*ret = th;
+	return NULL;
+}
+
+struct cq_error *cq_core_set_auxv(struct cq_core *core, const uint8_t *bytes, size_t size)
+{
+	const struct cq_target *t = core->target;
+	size_t w = cq_target_ptr_size(t), n = size / (2 * w);
+	free(core->auxv);
+	core->nauxv = 0;
+	core->auxv = calloc(n ? n : 1, sizeof(*core->auxv));
+	if (!core->auxv)
+		return &cq_error_nomem;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t type = cq_load_uint(t, bytes + 2 * w * i, (unsigned)w);
+		if (type == AT_NULL)
+			break;
+		core->auxv[core->nauxv][0] = type;
+		core->auxv[core->nauxv][1] = cq_load_uint(t, bytes + 2 * w * i + w, (unsigned)w);
+		core->nauxv++;
+	}
+	return NULL;
+}
+
+static int file_map_cmp(const void *a, const void *b)
+{
+	const struct cq_file_map *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+void cq_core_set_file_maps(struct cq_core *core, struct cq_file_map *maps, size_t n, uint64_t page_size)
+{
+	if (core->file_maps) { /* only the first counts */
+		for (size_t i = 0; i < n; i++)
+			free(maps[i].path);
+		free(maps);
+		return;
+	}
+	core->file_maps = maps;
+	core->nfile_maps = n;
+	core->page_size = page_size;
+	qsort(core->file_maps, core->nfile_maps, sizeof(*core->file_maps), file_map_cmp);
 }
 
 void cq_core_close(struct cq_core *core)
@@ -207,11 +175,8 @@ void cq_core_close(struct cq_core *core)
 	free(core->problems);
 	free(core->auxv);
 	free(core->segments);
-	for (unsigned i = 0; i < core->nnote_maps; i++)
-		munmap(core->note_maps[i].addr, core->note_maps[i].len);
-	if (core->elf)
-		elf_end(core->elf);
-	cq_file_close(core->file);
+	if (core->source->close)
+		core->source->close(core);
 	free((char *)core->opts.exe);
 	free((char *)core->opts.sysroot);
 	free((char *)core->opts.solib_search_path);

@@ -81,9 +81,12 @@ struct cq_file_range {
 	const char *path;     /**< where it was found (owned by the image) */
 };
 
+struct cq_source;
+
 struct cq_core {
 	const struct cq_target *target;
-	struct cq_file *file;
+	const struct cq_source *source; /**< what the model reads the target through (source.h) */
+	struct cq_file *file;          /**< the core file (the core-file source's; its path names the input) */
 	struct cq_core_options opts;   /**< strings owned (copied) */
 	void *elf;                     /**< libelf handle of the core (Elf *) */
 	struct { void *addr; size_t len; } note_maps[8]; /**< note segments mapped (notes.c) */
@@ -95,7 +98,7 @@ struct cq_core {
 
 	struct cq_segment *segments;   /**< sorted by vaddr, non-overlapping */
 	size_t nsegments;
-	/** Contents of the core stop here (it may be truncated). */
+	/** Contents of the core file stop here (it may be truncated; the core-file source's). */
 	uint64_t file_end;
 
 	struct cq_thread *threads;

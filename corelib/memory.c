@@ -6,6 +6,7 @@
 
 #include "base/decode.h"
 #include "internal.h"
+#include "source.h"
 
 const struct cq_segment *cq_core_segment_at(const struct cq_core *core, uint64_t addr)
 {
@@ -86,16 +87,9 @@ struct cq_error *cq_core_read(struct cq_core *core, uint64_t addr, void *buf, si
 	while (len) {
 		const struct cq_segment *s = cq_core_segment_at(core, addr);
 		if (s && addr - s->vaddr < s->filesz) {
-			uint64_t off = s->offset + (addr - s->vaddr);
-			uint64_t avail = s->filesz - (addr - s->vaddr);
-			if (off >= core->file_end)
-				return cq_error_fault(addr,
-						      "cannot read target memory at 0x%llx: the core is truncated (segment data at file offset 0x%llx is missing)",
-						      (unsigned long long)addr, (unsigned long long)off);
-			if (avail > core->file_end - off)
-				avail = core->file_end - off;
-			size_t n = len < avail ? len : (size_t)avail;
-			struct cq_error *err = cq_file_read(core->file, out, n, off, "segment data");
+			/* bytes the target holds: the source's (source.h) */
+			size_t n = 0;
+			struct cq_error *err = core->source->read(core, s, addr, out, len, &n);
 			if (err)
 				return err;
 			out += n;
@@ -194,7 +188,7 @@ struct cq_error *cq_core_read_string(struct cq_core *core, uint64_t addr, size_t
 enum cq_mem_source cq_core_mem_source(struct cq_core *core, uint64_t addr, const char **path_ret)
 {
 	const struct cq_segment *s = cq_core_segment_at(core, addr);
-	if (s && addr - s->vaddr < s->filesz && s->offset + (addr - s->vaddr) < core->file_end)
+	if (s && addr - s->vaddr < cq_segment_held(core, s))
 		return CQ_MEM_CORE;
 	const struct cq_file_range *r = file_backing(core, addr);
 	if (r) {

@@ -13,6 +13,7 @@
 
 #include "base/decode.h"
 #include "internal.h"
+#include "source.h"
 
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
@@ -61,40 +62,9 @@ static struct cq_error *note_prstatus(struct cq_core *core, const uint8_t *desc,
 	if (core->nthreads >= CQ_MAX_THREADS)
 		return cq_error_create(CQ_ERR_MALFORMED, "%s: more than %d NT_PRSTATUS notes",
 				       core->file->path, CQ_MAX_THREADS);
-	/* the array grows by doubling (its size is 8, then the next power of two): growing it
-	 * by one per thread copied it whole 65 times on the benchmark core */
-	size_t cap = 8;
-	while (cap < core->nthreads)
-		cap *= 2;
-	struct cq_thread *th = core->threads;
-	if (!th || core->nthreads == cap) {
-		th = realloc(core->threads, (th ? 2 * cap : cap) * sizeof(*th));
-		if (!th)
-			return &cq_error_nomem;
-		core->threads = th;
-	}
-	th = &th[core->nthreads];
-	memset(th, 0, sizeof(*th));
-	th->regs = calloc(1, t->reg_block_size);
-	if (!th->regs)
-		return &cq_error_nomem;
-	size_t have = size - reg_off < t->reg_block_size ? size - reg_off : t->reg_block_size;
-	memcpy(th->regs, desc + reg_off, have);
-	th->regs_size = (uint16_t)have;
-	core->nthreads++;
-	if (have < t->reg_block_size)
-		cq_core_problem(core, "registers",
-				"NT_PRSTATUS of thread %d has %zu register bytes, %s has %u: the registers past offset %zu are unavailable",
-				(int)h.pid, have, t->name, t->reg_block_size, have);
-	th->tid = (int32_t)h.pid;
-	th->signal = (int32_t)h.cursig;
-	th->pc = cq_thread_reg_at(core, th, (unsigned)t->pc_reg) & ~(uint64_t)t->pc_flag_bits;
-	th->sp = cq_thread_reg_at(core, th, (unsigned)t->sp_reg);
-	if (t->tp_source == CQ_TP_REGISTER) {
-		th->tp = cq_thread_reg_at(core, th, (unsigned)t->tp_reg);
-		th->has_tp = true;
-	}
-	return NULL;
+	struct cq_thread *th;
+	return cq_core_add_thread(core, (int32_t)h.pid, (int32_t)h.cursig, desc + reg_off, size - reg_off,
+				  core->file->path, &th);
 }
 
 /* NT_386_TLS / NT_ARM_TLS belong to the thread of the preceding NT_PRSTATUS. */
@@ -158,22 +128,7 @@ static struct cq_error *note_prpsinfo(struct cq_core *core, const uint8_t *desc,
 
 static struct cq_error *note_auxv(struct cq_core *core, const uint8_t *desc, size_t size)
 {
-	const struct cq_target *t = core->target;
-	size_t w = cq_target_ptr_size(t), n = size / (2 * w);
-	free(core->auxv);
-	core->auxv = calloc(n ? n : 1, sizeof(*core->auxv));
-	if (!core->auxv)
-		return &cq_error_nomem;
-	core->nauxv = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t type = cq_load_uint(t, desc + 2 * w * i, (unsigned)w);
-		if (type == AT_NULL)
-			break;
-		core->auxv[core->nauxv][0] = type;
-		core->auxv[core->nauxv][1] = cq_load_uint(t, desc + 2 * w * i + w, (unsigned)w);
-		core->nauxv++;
-	}
-	return NULL;
+	return cq_core_set_auxv(core, desc, size);
 }
 
 static struct cq_error *note_siginfo(struct cq_core *core, const uint8_t *desc, size_t size)
@@ -197,12 +152,6 @@ static struct cq_error *note_siginfo(struct cq_core *core, const uint8_t *desc, 
 	return NULL;
 }
 
-static int file_map_cmp(const void *a, const void *b)
-{
-	const struct cq_file_map *x = a, *y = b;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 static struct cq_error *note_file(struct cq_core *core, const uint8_t *desc, size_t size)
 {
 	const struct cq_target *t = core->target;
@@ -223,29 +172,34 @@ static struct cq_error *note_file(struct cq_core *core, const uint8_t *desc, siz
 		cq_core_problem(core, "NT_FILE", "the note lists %llu file mappings, more than a process can have (vm.max_map_count is 65530 by default): the first %d are used",
 				(unsigned long long)listed, CQ_MAX_FILE_MAPS);
 	}
-	core->file_maps = calloc(count ? count : 1, sizeof(*core->file_maps));
-	if (!core->file_maps)
+	struct cq_file_map *maps = calloc(count ? count : 1, sizeof(*maps));
+	if (!maps)
 		return &cq_error_nomem;
-	core->page_size = page;
+	struct cq_error *err = NULL;
 	struct cq_cursor names = c;
 	cq_cursor_skip(&names, listed * 3 * w);
-	for (uint64_t i = 0; i < count; i++) {
-		struct cq_file_map *m = &core->file_maps[i];
+	size_t n = 0;
+	for (uint64_t i = 0; i < count && !err; i++) {
+		struct cq_file_map *m = &maps[i];
 		m->start = cq_cursor_word(&c);
 		m->end = cq_cursor_word(&c);
 		uint64_t pgoff = cq_cursor_word(&c);
 		const char *name = cq_cursor_string(&names);
 		if (!name || m->end < m->start || (page && pgoff > UINT64_MAX / page))
-			return cq_error_create(CQ_ERR_MALFORMED,
-					       "%s: NT_FILE entry %llu is malformed", core->file->path,
-					       (unsigned long long)i);
-		m->offset = pgoff * page;
-		m->path = strdup(name);
-		if (!m->path)
-			return &cq_error_nomem;
-		core->nfile_maps++;
+			err = cq_error_create(CQ_ERR_MALFORMED, "%s: NT_FILE entry %llu is malformed", core->file->path,
+					      (unsigned long long)i);
+		else if ((m->offset = pgoff * page), !(m->path = strdup(name)))
+			err = &cq_error_nomem;
+		else
+			n++;
 	}
-	qsort(core->file_maps, core->nfile_maps, sizeof(*core->file_maps), file_map_cmp);
+	if (err) {
+		for (size_t i = 0; i < n; i++)
+			free(maps[i].path);
+		free(maps);
+		return err;
+	}
+	cq_core_set_file_maps(core, maps, n, page);
 	return NULL;
 }
 

@@ -7,6 +7,7 @@
 
 #include "base/text.h"
 #include "cli.h"
+#include "corelib/source.h"
 
 /* Linux's brk starts a random distance above the executable's end (its .bss): up to
  * 1 GiB for 64-bit processes since 6.9 (32 MiB before), 32 MiB for 32-bit ones. An
@@ -81,9 +82,7 @@ int cq_cmd_maps(struct cq_cli *cli)
 		json_object_set_new(o, "perm", cq_json_str(perm));
 		json_object_set_new(o, "core_offset", cq_json_addr(s->offset));
 		/* Bytes the core really has: a truncated core lacks the end of p_filesz. */
-		uint64_t have = s->offset >= core->file_end ? 0 :
-				s->filesz < core->file_end - s->offset ? s->filesz :
-				core->file_end - s->offset;
+		uint64_t have = cq_segment_held(core, s);
 		json_object_set_new(o, "core_bytes", json_integer((json_int_t)have));
 		/* The rest of the segment: backed by a file, or unavailable. */
 		const char *path = NULL;
