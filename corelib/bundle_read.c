@@ -21,7 +21,7 @@
 
 static struct cq_error *bad_note(const struct cq_core *core, const char *what)
 {
-	return cq_error_create(CQ_ERR_MALFORMED, "%s: bundle note: %s", core->file->path, what);
+	return cq_error_create(CQ_ERR_MALFORMED, "%s: bundle note: %s", core->name, what);
 }
 
 static struct cq_error *read_image_note(struct cq_core *core, const uint8_t *desc, size_t size)
@@ -101,12 +101,12 @@ static struct cq_error *parse_named_file(const struct cq_core *core, const uint8
 	const struct cq_target *t = core->target;
 	if (size < 16)
 		return cq_error_create(CQ_ERR_MALFORMED, "%s: bundle note: %s entry too short",
-				       core->file->path, what);
+				       core->name, what);
 	uint64_t name_len = cq_load_uint(t, desc, 4), file_size = cq_load_uint(t, desc + 8, 8);
 	uint64_t at = (16 + name_len + 7) & ~UINT64_C(7);
 	if (name_len == 0 || at > size || file_size > size - at || desc[16 + name_len - 1] != 0)
 		return cq_error_create(CQ_ERR_MALFORMED, "%s: bundle note: %s sizes do not fit its note",
-				       core->file->path, what);
+				       core->name, what);
 	*ret = (struct named_file){(const char *)desc + 16, (uint32_t)cq_load_uint(t, desc + 4, 4),
 				   desc + at, (size_t)file_size};
 	return NULL;
@@ -262,7 +262,7 @@ struct cq_error *cq__bundle_note(struct cq_core *core, uint32_t type, const uint
 		if (v < 1 || v > CQ_BUNDLE_VERSION)
 			return cq_error_create(CQ_ERR_UNSUPPORTED,
 					       "%s: bundle format version %u; this coreq reads versions 1 to %d",
-					       core->file->path, v, CQ_BUNDLE_VERSION);
+					       core->name, v, CQ_BUNDLE_VERSION);
 		core->bundle_version = v;
 		return NULL;
 	}

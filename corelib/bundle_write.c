@@ -82,7 +82,7 @@ static struct cq_error *copy_notes(struct cq_core *core, struct buf *b)
 {
 	size_t phnum;
 	if (elf_getphdrnum(core->elf, &phnum) != 0)
-		return cq_error_create(CQ_ERR_MALFORMED, "%s: %s", core->file->path, elf_errmsg(-1));
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: %s", core->name, elf_errmsg(-1));
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 		if (!gelf_getphdr(core->elf, (int)i, &ph) || ph.p_type != PT_NOTE)
@@ -91,7 +91,7 @@ static struct cq_error *copy_notes(struct cq_core *core, struct buf *b)
 						   (size_t)ph.p_filesz, ELF_T_NHDR);
 		if (!d)
 			return cq_error_create(CQ_ERR_MALFORMED, "%s: note segment unreadable",
-					       core->file->path);
+					       core->name);
 		size_t pos = 0, next, name_off, desc_off;
 		GElf_Nhdr nh;
 		while (pos < d->d_size && (next = gelf_getnote(d, pos, &nh, &name_off, &desc_off)) > 0) {
@@ -707,7 +707,7 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 	struct cq_error *err = cq_core_load_images(core);
 	if (err)
 		return err;
-	if (cq_same_file(path, core->file->path))
+	if (cq_same_file(path, core->name))
 		return cq_error_create(CQ_ERR_USAGE, "%s is the core itself: write the bundle elsewhere", path);
 	for (size_t i = 0; i < core->nimages; i++)
 		if (cq_same_file(path, core->images[i].found_path))
@@ -791,7 +791,7 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 	buf_uint(&hdr, t, 2, 0);
 	buf_uint(&hdr, t, 2, 0);
 	if (nph >= PN_XNUM) {
-		err = cq_error_create(CQ_ERR_UNSUPPORTED, "%s: too many segments to bundle", core->file->path);
+		err = cq_error_create(CQ_ERR_UNSUPPORTED, "%s: too many segments to bundle", core->name);
 		free(pieces);
 		free(hdr.p);
 		goto out_free;

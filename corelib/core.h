@@ -86,7 +86,8 @@ struct cq_source;
 struct cq_core {
 	const struct cq_target *target;
 	const struct cq_source *source; /**< what the model reads the target through (source.h) */
-	struct cq_file *file;          /**< the core file (the core-file source's; its path names the input) */
+	const char *name;              /**< the input as messages name it: the core file's path (the source's) */
+	struct cq_file *file;          /**< the core file (the core-file source's; NULL for another source) */
 	struct cq_core_options opts;   /**< strings owned (copied) */
 	void *elf;                     /**< libelf handle of the core (Elf *) */
 	struct { void *addr; size_t len; } note_maps[8]; /**< note segments mapped (notes.c) */

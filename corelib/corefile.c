@@ -166,6 +166,7 @@ static void file_close(struct cq_core *core)
 	core->elf = NULL;
 	cq_file_close(core->file);
 	core->file = NULL;
+	core->name = NULL;
 }
 
 static const struct cq_source core_file = {"core file", file_held, file_read, file_close};
@@ -190,6 +191,7 @@ struct cq_error *cq_core_open(const char *path, const struct cq_core_options *op
 		return &cq_error_nomem;
 	}
 	core->file = file;
+	core->name = file->path;
 	elf_version(EV_CURRENT);
 	core->elf = elf_begin(core->file->fd, ELF_C_READ, NULL);
 	if (!core->elf || elf_kind(core->elf) != ELF_K_ELF) {

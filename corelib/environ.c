@@ -58,14 +58,14 @@ struct cq_error *cq_core_getenv(struct cq_core *core, const char *const *names, 
 	uint64_t top;
 	if (core->nauxv < 2 || !cq_core_auxv(core, AT_EXECFN, &top))
 		return cq_error_create(CQ_ERR_MISSING, "%s: no auxiliary vector with AT_EXECFN: the environment "
-				       "cannot be found", core->file->path);
+				       "cannot be found", core->name);
 	uint64_t auxv = 0;
 	struct cq_error *err = find_auxv(core, top, &auxv);
 	if (err)
 		return err;
 	if (!auxv)
 		return cq_error_create(CQ_ERR_MISSING, "%s: the auxiliary vector is not on the stack below "
-				       "AT_EXECFN 0x%llx: no environment", core->file->path, (unsigned long long)top);
+				       "AT_EXECFN 0x%llx: no environment", core->name, (unsigned long long)top);
 	unsigned ws = cq_target_ptr_size(core->target);
 	/* envp[] ends with the NULL word just below the vector; it begins after argv's NULL */
 	uint64_t at = auxv - ws, p;
@@ -73,7 +73,7 @@ struct cq_error *cq_core_getenv(struct cq_core *core, const char *const *names, 
 		return err;
 	if (p != 0)
 		return cq_error_create(CQ_ERR_MALFORMED, "%s: no NULL before the auxiliary vector at 0x%llx: "
-				       "not the initial stack", core->file->path, (unsigned long long)auxv);
+				       "not the initial stack", core->name, (unsigned long long)auxv);
 	size_t best = nnames;
 	for (unsigned n = 0; n < CQ_ENVIRON_MAX_VARS && at >= ws; n++) {
 		at -= ws;

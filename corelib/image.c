@@ -462,7 +462,7 @@ static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 		return;
 	char *path = NULL;
 	struct cq_elf *checked = NULL; /* the file cq__find_file opened to compare build-ids */
-	const struct cq_apport *rep = core->file->apport;
+	const struct cq_apport *rep = core->file ? core->file->apport : NULL;
 	if (img->is_exe && core->opts.exe)
 		path = strdup(core->opts.exe);
 	else if (img->is_exe && rep && rep->executable_path.value && !rep->executable_path.cut &&
@@ -591,7 +591,7 @@ static void find_executable(struct cq_core *core)
 		struct cq_error *err = cq_core_read_string(core, execfn, MAX_PATH_LEN, &name);
 		cq_error_destroy(err);
 	}
-	const struct cq_apport *rep = core->file->apport;
+	const struct cq_apport *rep = core->file ? core->file->apport : NULL;
 	if (!name && !core->opts.exe && rep && rep->executable_path.value && !rep->executable_path.cut)
 		name = strdup(rep->executable_path.value);
 	if (!name)

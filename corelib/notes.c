@@ -54,17 +54,17 @@ static struct cq_error *note_prstatus(struct cq_core *core, const uint8_t *desc,
 	if (size < reg_off + min)
 		return cq_error_create(CQ_ERR_MALFORMED,
 				       "%s: NT_PRSTATUS note #%zu has %zu bytes, %s needs %zu",
-				       core->file->path, core->nthreads + 1, size, t->name,
+				       core->name, core->nthreads + 1, size, t->name,
 				       reg_off + t->reg_block_size);
 	struct cq_error *err = cq_struct_decode(t, &cq_prstatus_head_desc, desc, size, &h);
 	if (err)
 		return err;
 	if (core->nthreads >= CQ_MAX_THREADS)
 		return cq_error_create(CQ_ERR_MALFORMED, "%s: more than %d NT_PRSTATUS notes",
-				       core->file->path, CQ_MAX_THREADS);
+				       core->name, CQ_MAX_THREADS);
 	struct cq_thread *th;
 	return cq_core_add_thread(core, (int32_t)h.pid, (int32_t)h.cursig, desc + reg_off, size - reg_off,
-				  core->file->path, &th);
+				  core->name, &th);
 }
 
 /* NT_386_TLS / NT_ARM_TLS belong to the thread of the preceding NT_PRSTATUS. */
@@ -107,7 +107,7 @@ static struct cq_error *note_prpsinfo(struct cq_core *core, const uint8_t *desc,
 	size_t head = 4 + cq_target_ptr_size(t);
 	if (size < head + ids + tail)
 		return cq_error_create(CQ_ERR_MALFORMED, "%s: NT_PRPSINFO note has only %zu bytes",
-				       core->file->path, size);
+				       core->name, size);
 	const uint8_t *ids_at = desc + size - tail - ids;
 	core->pid = (int32_t)cq_load_uint(t, ids_at, 4);
 	core->ppid = (int32_t)cq_load_uint(t, ids_at + 4, 4);
@@ -162,7 +162,7 @@ static struct cq_error *note_file(struct cq_core *core, const uint8_t *desc, siz
 	if (c.overflow || count > cq_cursor_left(&c) / (3 * w))
 		return cq_error_create(CQ_ERR_MALFORMED,
 				       "%s: NT_FILE note claims %llu mappings but has %zu bytes",
-				       core->file->path, (unsigned long long)count, size);
+				       core->name, (unsigned long long)count, size);
 	if (core->file_maps)
 		return NULL; /* only the first NT_FILE counts */
 	uint64_t listed = count;
@@ -186,7 +186,7 @@ static struct cq_error *note_file(struct cq_core *core, const uint8_t *desc, siz
 		uint64_t pgoff = cq_cursor_word(&c);
 		const char *name = cq_cursor_string(&names);
 		if (!name || m->end < m->start || (page && pgoff > UINT64_MAX / page))
-			err = cq_error_create(CQ_ERR_MALFORMED, "%s: NT_FILE entry %llu is malformed", core->file->path,
+			err = cq_error_create(CQ_ERR_MALFORMED, "%s: NT_FILE entry %llu is malformed", core->name,
 					      (unsigned long long)i);
 		else if ((m->offset = pgoff * page), !(m->path = strdup(name)))
 			err = &cq_error_nomem;
@@ -247,7 +247,7 @@ static const uint8_t *note_bytes(struct cq_core *core, uint64_t offset, uint64_t
 	if (!data || (size && !data->d_buf))
 		*err = cq_error_create(CQ_ERR_MALFORMED,
 				       "%s: note segment at offset 0x%llx size 0x%llx is unreadable: %s",
-				       core->file->path, (unsigned long long)offset,
+				       core->name, (unsigned long long)offset,
 				       (unsigned long long)size, elf_errmsg(-1));
 	return data ? data->d_buf : NULL;
 }
@@ -288,7 +288,7 @@ static struct cq_error *parse_note_segment(struct cq_core *core, uint64_t offset
 	if (pos < d_size && d_size - pos >= sizeof(Elf32_Nhdr))
 		return cq_error_create(CQ_ERR_MALFORMED,
 				       "%s: note at offset 0x%llx has sizes past the end of its segment",
-				       core->file->path, (unsigned long long)(offset + pos));
+				       core->name, (unsigned long long)(offset + pos));
 	return NULL;
 }
 
@@ -296,7 +296,7 @@ struct cq_error *cq__core_parse_notes(struct cq_core *core)
 {
 	size_t phnum;
 	if (elf_getphdrnum(core->elf, &phnum) != 0)
-		return cq_error_create(CQ_ERR_MALFORMED, "%s: %s", core->file->path, elf_errmsg(-1));
+		return cq_error_create(CQ_ERR_MALFORMED, "%s: %s", core->name, elf_errmsg(-1));
 	uint64_t total = 0;
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
@@ -305,13 +305,13 @@ struct cq_error *cq__core_parse_notes(struct cq_core *core)
 		if (ph.p_offset > core->file->size || ph.p_filesz > core->file->size - ph.p_offset)
 			return cq_error_create(CQ_ERR_MALFORMED,
 					       "%s: note segment at offset 0x%llx size 0x%llx lies past the end of the file (0x%llx bytes): truncated core",
-					       core->file->path, (unsigned long long)ph.p_offset,
+					       core->name, (unsigned long long)ph.p_offset,
 					       (unsigned long long)ph.p_filesz,
 					       (unsigned long long)core->file->size);
 		total += ph.p_filesz;
 		if (total > CQ_MAX_NOTES_BYTES)
 			return cq_error_create(CQ_ERR_MALFORMED, "%s: more than %llu MiB of notes",
-					       core->file->path,
+					       core->name,
 					       (unsigned long long)(CQ_MAX_NOTES_BYTES >> 20));
 		struct cq_error *err = parse_note_segment(core, ph.p_offset, ph.p_filesz);
 		if (err)
@@ -319,7 +319,7 @@ struct cq_error *cq__core_parse_notes(struct cq_core *core)
 	}
 	if (core->nthreads == 0)
 		return cq_error_create(CQ_ERR_MALFORMED, "%s: core has no NT_PRSTATUS note (no threads)",
-				       core->file->path);
+				       core->name);
 	/* The crashing thread: the first with a signal (qemu sets it only there; the kernel
 	 * writes the dumping thread first). */
 	core->crash_thread = 0;

@@ -260,7 +260,7 @@ struct cq_error *cq_events_read(struct cq_core *core, unsigned last, json_t **re
 	json_object_set_new(hdr, "image", cq_json_str(ref.image->name));
 	json_t *doc = json_object(), *rings = json_array(), *problems = json_array();
 	json_object_set_new(doc, "schema", cq_json_str("coreq-events/1"));
-	json_object_set_new(doc, "core", cq_json_str(core->file->path));
+	json_object_set_new(doc, "core", cq_json_str(core->name));
 	json_object_set_new(doc, "arch", cq_json_str(core->target->name));
 	json_object_set_new(doc, "recorder", hdr);
 	uint64_t t0 = (uint64_t)json_integer_value(json_object_get(hdr, "start_time_ns"));

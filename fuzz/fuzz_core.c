@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	/* libbfd's identification, as `info --bfd` asks it (elf/bfd_ident.h) */
-	struct cq_bfd_query q = {core->file->path, core->file->fd, core->target->name, core->target->bfd_arch,
+	struct cq_bfd_query q = {core->name, core->file->fd, core->target->name, core->target->bfd_arch,
 				 core->nthreads};
 	struct cq_bfd_ident id;
 	drop(cq_bfd_identify(&q, &id));

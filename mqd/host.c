@@ -115,7 +115,7 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 	}
 	json_t *doc = json_object(), *problems = json_array(), *comms = json_array();
 	json_object_set_new(doc, "schema", cq_json_str("coreq-mqd/1"));
-	json_object_set_new(doc, "core", cq_json_str(core->file->path));
+	json_object_set_new(doc, "core", cq_json_str(core->name));
 	json_object_set_new(doc, "arch", cq_json_str(core->target->name));
 	json_object_set_new(doc, "pid", core->has_psinfo ? json_integer(core->pid) : json_null());
 	json_object_set_new(doc, "executable", core->nimages ? cq_json_str(core->images[0].name) : json_null());

@@ -385,7 +385,7 @@ int cq__mqd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 	if (!calling(&q, "mqs_setup_basic_callbacks"))
 		q.api.mqs_setup_basic_callbacks(tables.basic);
 
-	const char *exe = q.core->nimages ? q.core->images[0].name : q.core->file->path;
+	const char *exe = q.core->nimages ? q.core->images[0].name : q.core->name;
 	int rc = CALL(&q, q.api.mqs_setup_image(q.image, tables.image), "mqs_setup_image");
 	json_t *img = json_pack("{s:s, s:o}", "record", "image", "setup_rc", rc == CQ_MQS_OK ? cq_json_str("mqs_ok") : rc_json(&q, rc));
 	if (rc == CQ_MQS_OK) {

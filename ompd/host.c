@@ -77,7 +77,7 @@ struct cq_error *cq_ompd_report(struct cq_core *core, const struct cq_ompd_optio
 	json_t *doc = json_object(), *problems = json_array(), *threads = json_array();
 	json_t *regions = json_array(), *tasks = json_array();
 	json_object_set_new(doc, "schema", cq_json_str("coreq-ompd/1"));
-	json_object_set_new(doc, "core", cq_json_str(core->file->path));
+	json_object_set_new(doc, "core", cq_json_str(core->name));
 	json_object_set_new(doc, "arch", cq_json_str(core->target->name));
 	/* "abi" comes from the child, which tells the ABI by the plugin's entry points */
 	json_t *plugin = json_pack("{s:o, s:s, s:n}", "path", cq_json_str(choice.path), "source", choice.source,

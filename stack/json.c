@@ -57,7 +57,7 @@ json_t *cq_stacks_json(const struct cq_core *core, const struct cq_stacks *s, bo
 	json_t *threads = json_array();
 	for (size_t i = 0; with_threads && i < s->nthreads; i++)
 		json_array_append_new(threads, cq_thread_stack_json(&s->threads[i]));
-	return json_pack("{s:s, s:o, s:s, s:o, s:O}", "schema", "coreq-bt/2", "core", cq_json_str(core->file->path),
+	return json_pack("{s:s, s:o, s:s, s:o, s:O}", "schema", "coreq-bt/2", "core", cq_json_str(core->name),
 			 "arch", core->target->name, "threads", threads, "problems", s->problems);
 }
 

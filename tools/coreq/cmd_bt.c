@@ -234,7 +234,7 @@ int cq_cmd_bt(struct cq_cli *cli)
 	if (rc)
 		return rc;
 	if (cli->has_thread && !cq_core_thread(core, cli->thread)) {
-		fprintf(stderr, "coreq: no thread %d in %s\n", cli->thread, cq_esc(core->file->path));
+		fprintf(stderr, "coreq: no thread %d in %s\n", cli->thread, cq_esc(core->name));
 		cq_core_close(core);
 		return CQ_EXIT_QUERY;
 	}

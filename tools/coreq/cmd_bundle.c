@@ -27,7 +27,7 @@ int cq_cmd_bundle(struct cq_cli *cli)
 	}
 	json_t *doc = json_object();
 	json_object_set_new(doc, "schema", cq_json_str("coreq-bundle/1"));
-	json_object_set_new(doc, "core", cq_json_str(core->file->path));
+	json_object_set_new(doc, "core", cq_json_str(core->name));
 	json_object_set_new(doc, "bundle", cq_json_str(cli->output));
 	json_object_set_new(doc, "images", json_integer((json_int_t)st.images));
 	json_object_set_new(doc, "symbols", json_integer((json_int_t)st.symbols));

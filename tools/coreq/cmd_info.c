@@ -195,8 +195,8 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 {
 	json_t *doc = json_object();
 	json_object_set_new(doc, "schema", cq_json_str(with_images ? "coreq-info/1" : "coreq-threads/1"));
-	json_object_set_new(doc, "core", cq_json_str(core->file->path));
-	json_object_set_new(doc, "compressed", json_boolean(core->file->compressed));
+	json_object_set_new(doc, "core", cq_json_str(core->name));
+	json_object_set_new(doc, "compressed", json_boolean(core->file && core->file->compressed));
 	cq_json_add_apport(doc, core);
 	const struct cq_target *t = core->target;
 	json_object_set_new(doc, "arch", cq_json_str(t->name));

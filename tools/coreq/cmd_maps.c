@@ -69,7 +69,7 @@ int cq_cmd_maps(struct cq_cli *cli)
 	}
 	json_t *doc = json_object(), *segs = json_array();
 	json_object_set_new(doc, "schema", cq_json_str("coreq-maps/1"));
-	json_object_set_new(doc, "core", cq_json_str(core->file->path));
+	json_object_set_new(doc, "core", cq_json_str(core->name));
 	cq_json_add_apport(doc, core);
 	bool heap_seen = false;
 	for (size_t i = 0; i < core->nsegments; i++) {

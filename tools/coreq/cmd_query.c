@@ -34,7 +34,7 @@ static struct cq_image *scope_image(struct cq_cli *cli, struct cq_core *core, in
 	}
 	struct cq_image *img = cq_core_image_named(core, cli->module);
 	if (!img) {
-		fprintf(stderr, "coreq: no image named %s in %s\n", cli->module, core->file->path);
+		fprintf(stderr, "coreq: no image named %s in %s\n", cli->module, core->name);
 		*rc = CQ_EXIT_QUERY;
 	}
 	return img;
@@ -316,7 +316,7 @@ int cq_cmd_tls(struct cq_cli *cli)
 		return cq_fail(err);
 	}
 	if (cli->has_thread && !cq_core_thread(core, cli->thread)) {
-		fprintf(stderr, "coreq: no thread %d in %s\n", cli->thread, core->file->path);
+		fprintf(stderr, "coreq: no thread %d in %s\n", cli->thread, core->name);
 		cq_core_close(core);
 		return CQ_EXIT_QUERY;
 	}

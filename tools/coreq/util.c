@@ -55,7 +55,7 @@ int cq_open_core(struct cq_cli *cli, bool exe_arg, struct cq_core **ret)
 	struct cq_error *err = cq_core_open(cli->args[0], &cli->opts, ret);
 	if (err)
 		return cq_fail(err);
-	if (cli->bfd) {
+	if (cli->bfd && (*ret)->file) {
 		/* libbfd's second opinion (elf/bfd_ident.h): its disagreements are the core's
 		 * problems, listed before what the images add */
 		struct cq_core *c = *ret;
@@ -104,7 +104,7 @@ static json_t *field_json(const struct cq_apport_field *f)
 
 void cq_json_add_apport(json_t *doc, const struct cq_core *core)
 {
-	const struct cq_apport *a = core->file->apport;
+	const struct cq_apport *a = core->file ? core->file->apport : NULL;
 	if (!a)
 		return;
 	json_t *o = json_object(), *cut = json_array();
@@ -133,7 +133,7 @@ void cq_json_add_apport(json_t *doc, const struct cq_core *core)
 
 bool cq_apport_exe_used(const struct cq_core *core)
 {
-	const struct cq_apport *a = core->file->apport;
+	const struct cq_apport *a = core->file ? core->file->apport : NULL;
 	return a && !core->opts.exe && a->executable_path.value && !a->executable_path.cut;
 }
 
