@@ -86,6 +86,19 @@ const char *cq_mpi_call_name(const char *function)
 		return NULL;
 	const char *s = function;
 	bool fortran = false;
+	size_t flen = strlen(function);
+	if (!strncmp(s, "ompi_", 5) && flen > 7 && flen < NAME_MAX_LEN && !strcmp(s + flen - 2, "_f")) {
+		/* Open MPI's Fortran bindings (mpif.h, `use mpi`, mpi_f08 all call them): the
+		 * function under mpi_barrier_, MPI_BARRIER, ... and the name a frame gets from
+		 * .dynsym or DWARF; only for a call the tables below know (ompi_ has internal
+		 * functions too) */
+		char buf[NAME_MAX_LEN + 8] = "mpi_";
+		memcpy(buf + 4, s + 5, flen - 7);
+		buf[4 + flen - 7] = 0;
+		const char *name = cq_mpi_call_name(buf);
+		return name && (cq_mpi_call_waits(name) != CQ_MPI_WAITS_NOTHING || cq_mpi_call_comm_arg(name) >= 0) ? name
+														     : NULL;
+	}
 	if (!strncmp(s, "PMPI_", 5) || !strncmp(s, "pmpi_", 5))
 		s++;
 	if (!strncmp(s, "MPI_", 4)) {

@@ -29,8 +29,9 @@ enum cq_mpi_wait {
 
 /** The MPI function @p function (a symbol from a stack) is, in its C name ("MPI_Send"),
  * or NULL when it is none. The profiling names (PMPI_Send) and the Fortran ones
- * (mpi_send_, pmpi_send__, MPI_SEND) map to the C name; only the MPI standard's
- * functions count (Open MPI's internal ompi_ and mca_ functions do not). */
+ * (mpi_send_, pmpi_send__, MPI_SEND, and Open MPI's ompi_send_f under them) map to the
+ * C name; only the MPI standard's functions count (Open MPI's internal ompi_ and mca_
+ * functions do not). */
 const char *cq_mpi_call_name(const char *function);
 
 /** What the call @p name (a C name from cq_mpi_call_name) waits on. */

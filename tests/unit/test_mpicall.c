@@ -29,6 +29,13 @@ int main(void)
 	name_is("mpi_waitall", "MPI_Waitall");
 	name_is("MPI_SENDRECV_REPLACE", "MPI_Sendrecv_replace");
 	name_is("PMPI_Reduce_scatter_block", "MPI_Reduce_scatter_block");
+	/* Open MPI's Fortran bindings under mpi_barrier_ and the rest, for calls it knows */
+	name_is("ompi_barrier_f", "MPI_Barrier");
+	name_is("ompi_sendrecv_replace_f", "MPI_Sendrecv_replace");
+	name_is("ompi_comm_split_f", "MPI_Comm_split");
+	name_is("ompi_type_size_f", NULL);
+	name_is("ompi_f", NULL);
+	name_is("ompi__f", NULL);
 	/* not entry points: the library's own functions, lookalikes, versioned or C++ names */
 	name_is("ompi_request_default_wait", NULL);
 	name_is("mca_pml_ob1_send", NULL);
