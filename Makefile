@@ -27,6 +27,7 @@ EVENTS_SRC = $(wildcard events/*.c)
 STACK_SRC = $(wildcard stack/*.c)
 JOB_SRC = $(wildcard job/*.c)
 ELF_SRC = $(wildcard elf/*.c)
+LIVE_SRC = $(wildcard live/*.c)
 # omp-tools.h comes from Debian's libomp-14-dev; only that header is copied (the directory
 # it lives in is clang's resource directory, which must not shadow the C library's).
 OMP_TOOLS_H ?= $(firstword $(wildcard /usr/lib/llvm-14/lib/clang/*/include/omp-tools.h /usr/lib/llvm-*/lib/clang/*/include/omp-tools.h))
@@ -47,10 +48,11 @@ EVENTS_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(EVENTS_SRC))
 STACK_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(STACK_SRC))
 JOB_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(JOB_SRC))
 ELF_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ELF_SRC))
+LIVE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(LIVE_SRC))
 TOOL_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
 UNIT_SRC = $(wildcard tests/unit/*.c)
 UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
-HEADERS = $(wildcard targets/*.h base/*.h input/*.h plugin/*.h output/*.h elf/*.h corelib/*.h stack/*.h job/*.h ompd/*.h mqd/*.h events/*.h recorder/*.h tools/coreq/*.h)
+HEADERS = $(wildcard targets/*.h base/*.h input/*.h plugin/*.h output/*.h elf/*.h corelib/*.h live/*.h stack/*.h job/*.h ompd/*.h mqd/*.h events/*.h recorder/*.h tools/coreq/*.h)
 
 .PHONY: all clean test unit host32 asan deps demo check
 
@@ -144,8 +146,11 @@ $(BUILD)/libcoreq-job.a: $(JOB_OBJ)
 $(BUILD)/libcoreq-elf.a: $(ELF_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(CORE_LIBS)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(CORE_LIBS) $(LIBS)
+$(BUILD)/libcoreq-live.a: $(LIVE_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq-live.a $(CORE_LIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq-live.a $(CORE_LIBS) $(LIBS)
 
 $(BUILD)/mkcore: tests/tools/mkcore.c $(CORE_LIBS)
 	@mkdir -p $(dir $@)

@@ -103,6 +103,7 @@ const char *cq_error_code_name(enum cq_error_code code)
 	case CQ_ERR_UNSUPPORTED: return "unsupported";
 	case CQ_ERR_MALFORMED: return "malformed";
 	case CQ_ERR_COMPRESSED: return "compressed";
+	case CQ_ERR_PROCESS: return "process";
 	case CQ_ERR_FAULT: return "fault";
 	case CQ_ERR_NOT_FOUND: return "not_found";
 	case CQ_ERR_MISSING: return "missing";

@@ -28,6 +28,7 @@ enum cq_error_code {
 	CQ_ERR_USAGE,       /**< bad request from the caller */
 	CQ_ERR_INTERNAL,    /**< a library we use failed unexpectedly */
 	CQ_ERR_PLUGIN,      /**< a debugger plugin is missing, untrusted or unusable */
+	CQ_ERR_PROCESS,     /**< a live process cannot be traced, stopped or held (live/) */
 };
 
 struct cq_error {

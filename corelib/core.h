@@ -86,6 +86,7 @@ struct cq_source;
 struct cq_core {
 	const struct cq_target *target;
 	const struct cq_source *source; /**< what the model reads the target through (source.h) */
+	void *source_data;             /**< the source's own state (source.h) */
 	const char *name;              /**< the input as messages name it: the core file's path (the source's) */
 	struct cq_file *file;          /**< the core file (the core-file source's; NULL for another source) */
 	struct cq_core_options opts;   /**< strings owned (copied) */

@@ -102,6 +102,7 @@ part "backtraces against gdb: names, lines, inlined calls by compiler and packag
 part "hostile debug information: FIFOs for split units and dwz alt files, zstd bombs" python3 tests/fixture/hostile_debuginfo.py
 part "backtraces from bundles (the fixture cores)" python3 tests/fixture/bt_bundle.py
 part "stack tree across processes (coreq stacks)" python3 tests/fixture/stacks.py
+part "live processes: bt --pid (stopped, read, resumed as they were)" python3 tests/fixture/live.py
 part "backtraces through libomp (OpenMP fixture bundles)" python3 tests/fixture/bt_omp.py
 part "hostile stacks" python3 tests/fixture/hostile_bt.py
 part "sh4: the one real sh4 core (qemu's dump of ld.so's crash) against gdb" python3 tests/fixture/sh4_core.py

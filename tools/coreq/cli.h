@@ -16,6 +16,7 @@
 #include "corelib/core.h"
 #include "corelib/image.h"
 #include "elf/bfd_ident.h"
+#include "live/process.h"
 #include "base/text.h"
 #include "ompd/host.h"
 #include "mqd/host.h"
@@ -35,6 +36,8 @@ enum cq_exit {
 	CQ_EXIT_PLUGIN = 9,      /**< debugger plugin missing, refused (untrusted) or unusable */
 	CQ_EXIT_DEADLOCK = 10,   /**< mqd job view: a deadlock cycle of definite waits */
 	CQ_EXIT_POSSIBLE_DEADLOCK = 11, /**< mqd job view: a cycle only waits resting on a guess close */
+	CQ_EXIT_PROCESS = 12,    /**< --pid: the process cannot be traced (not yours, Yama, traced already)
+	                              or was held past --max-stop */
 };
 
 struct cq_cli {
@@ -57,6 +60,8 @@ struct cq_cli {
 	bool all_lines;      /**< bt: source lines in system modules too */
 	bool bfd;            /**< info/threads: libbfd's identification too (--bfd) */
 	struct cq_bfd_ident bfd_id; /**< with bfd: its answer (cq_open_core; the command frees it) */
+	int pid;             /**< --pid: a live process instead of a core (live/process.h) */
+	struct cq_live_options live; /**< --max-stop */
 	int openmp;          /**< bt: 1 OpenMP-aware stacks (--openmp), 2 continued (--openmp=continued) */
 	bool all_threads;    /**< stacks: every thread's stack, not one per process */
 	enum cq_tree_label tree_by; /**< stacks: node labels (--by) */

@@ -28,7 +28,7 @@ static const struct {
 	{"mqd", cq_cmd_mqd, "mqd CORE...                MPI message queues of a rank (MQD DLL); several:\n"
 	 "                                   the job view (deadlocks, unmatched operations)"},
 	{"events", cq_cmd_events, "events CORE [EXE]          last events of every thread (coreq's flight recorder)"},
-	{"bt", cq_cmd_bt, "bt CORE [EXE]              backtrace of every thread, the crashing one first"},
+	{"bt", cq_cmd_bt, "bt CORE [EXE] | --pid PID  backtrace of every thread, the crashing one first"},
 	{"stacks", cq_cmd_stacks, "stacks CORE|BT.json|TREE.json...  the stacks of many processes as one\n"
 	 "                                   prefix tree (STAT's view), tasks as ranges"},
 	{"bundle", cq_cmd_bundle, "bundle CORE [EXE] -o OUT   core + symbols and read-only data it needs, one file"},
@@ -93,6 +93,11 @@ static void usage(FILE *f)
 		"                             source openmpi): the ob1 types too (the unexpected queue)\n"
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
 		"      --svg-timeout SECS     time limit of graphviz's dot for --svg (default 60)\n"
+		"      --pid PID              bt: a running process instead of a core: every thread stopped\n"
+		"                             (PTRACE_SEIZE + INTERRUPT, no signal it sees), read, resumed\n"
+		"                             as it was; only a process you may trace\n"
+		"      --max-stop MS          --pid: the longest the process stays stopped (default 3000);\n"
+		"                             then it is resumed and what was not read yet is said\n"
 		"      --max-inflate BYTES    bound on a compressed core's (or report's) expanded size\n"
 		"                             (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
@@ -137,6 +142,8 @@ int main(int argc, char **argv)
 		{"ompd-allow-untrusted", no_argument, NULL, 'U'},
 		{"plugin-timeout", required_argument, NULL, 'W'},
 		{"svg-timeout", required_argument, NULL, 305},
+		{"pid", required_argument, NULL, 306},
+		{"max-stop", required_argument, NULL, 307},
 		{"types", required_argument, NULL, 'Y'},
 		{"mqd-plugin", required_argument, NULL, 'Q'},
 		{"mqd-trusted-dir", required_argument, NULL, 'R'},
@@ -269,6 +276,20 @@ int main(int argc, char **argv)
 				return CQ_EXIT_USAGE;
 			}
 			cli.svg_timeout_s = (unsigned)v;
+			break;
+		case 306:
+			if (!cq_parse_u64(optarg, &v) || v == 0 || v > INT32_MAX) {
+				fprintf(stderr, "coreq: bad --pid %s (a process id)\n", optarg);
+				return CQ_EXIT_USAGE;
+			}
+			cli.pid = (int)v;
+			break;
+		case 307:
+			if (!cq_parse_u64(optarg, &v) || v == 0 || v > 600000) {
+				fprintf(stderr, "coreq: bad --max-stop %s (milliseconds, 1..600000)\n", optarg);
+				return CQ_EXIT_USAGE;
+			}
+			cli.live.max_stop_ms = (unsigned)v;
 			break;
 		case 'h': usage(stdout); return CQ_EXIT_OK;
 		case 'V': printf("coreq %s\n", COREQ_VERSION); return CQ_EXIT_OK;

@@ -28,6 +28,7 @@ int cq_exit_for(const struct cq_error *err)
 	case CQ_ERR_NOMEM:
 	case CQ_ERR_INTERNAL: return CQ_EXIT_INTERNAL;
 	case CQ_ERR_PLUGIN: return CQ_EXIT_PLUGIN;
+	case CQ_ERR_PROCESS: return CQ_EXIT_PROCESS;
 	}
 	return CQ_EXIT_INTERNAL;
 }
@@ -42,6 +43,22 @@ int cq_fail(struct cq_error *err)
 
 int cq_open_core(struct cq_cli *cli, bool exe_arg, struct cq_core **ret)
 {
+	if (cli->pid) {
+		/* a running process (live/process.h): no CORE argument, the executable optional */
+		if (cli->nargs > (exe_arg ? 1 : 0)) {
+			fprintf(stderr, "coreq: --pid takes no CORE argument%s\n", exe_arg ? " (expected [EXE])" : "");
+			return CQ_EXIT_USAGE;
+		}
+		if (exe_arg && cli->nargs == 1)
+			cli->opts.exe = cli->args[0];
+		struct cq_error *err = cq_process_open(cli->pid, &cli->opts, &cli->live, ret);
+		if (err)
+			return cq_fail(err);
+		if ((err = cq_core_load_images(*ret)))
+			cq_core_problem(*ret, "images", "%s", err->message);
+		cq_error_destroy(err);
+		return CQ_EXIT_OK;
+	}
 	if (cli->nargs < 1) {
 		fprintf(stderr, "coreq: missing CORE argument (see coreq --help)\n");
 		return CQ_EXIT_USAGE;

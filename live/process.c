@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: MIT */
+/* A stopped live process as the model's source (process.h). */
+#include "process.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/decode.h"
+#include "corelib/source.h"
+
+/* Threads of one process held stopped at most (a process has far fewer). */
+#define MAX_TIDS 16384
+/* Rounds of listing /proc/PID/task for threads made while the others were being stopped. */
+#define MAX_ROUNDS 64
+
+/* What the signal handlers need to resume the process: kept in plain static storage, read
+ * by them with nothing but system calls (async-signal-safe). One process at a time. */
+static pid_t held_tids[MAX_TIDS];
+static int held_signal[MAX_TIDS];        /* the signal a thread was about to take, handed back */
+static volatile sig_atomic_t nheld;
+static volatile sig_atomic_t expired;    /* the --max-stop bound passed: resumed */
+static struct sigaction saved[NSIG];
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+/* Resume every held thread: PTRACE_DETACH with the signal it had been about to take. */
+static void resume_all(void)
+{
+	sig_atomic_t n = nheld;
+	nheld = 0;
+	for (sig_atomic_t i = 0; i < n; i++)
+		ptrace(PTRACE_DETACH, held_tids[i], NULL, (void *)(long)held_signal[i]);
+}
+
+static void on_fatal(int sig)
+{
+	int saved_errno = errno;
+	resume_all();
+	/* then as if coreq had not caught it: the previous action, delivered again */
+	sigaction(sig, &saved[sig], NULL);
+	raise(sig);
+	errno = saved_errno;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	int saved_errno = errno;
+	expired = 1;
+	resume_all();
+	errno = saved_errno;
+}
+
+static void at_exit(void)
+{
+	resume_all();
+}
+
+static void install_handlers(void)
+{
+	static bool done;
+	if (done)
+		return;
+	done = true;
+	struct sigaction sa = {0};
+	sa.sa_handler = on_fatal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction old;
+		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue; /* ignored (nohup): stays ignored */
+		sigaction(fatal_signals[i], &sa, &saved[fatal_signals[i]]);
+	}
+	struct sigaction al = {0};
+	al.sa_handler = on_alarm; /* no SA_RESTART: a wait for a thread that does not stop ends */
+	sigemptyset(&al.sa_mask);
+	sigaction(SIGALRM, &al, &saved[SIGALRM]);
+	atexit(at_exit);
+}
+
+struct live {
+	int pid;
+	int mem_fd;
+	struct timespec stopped_at;
+	char name[32];
+};
+
+static uint64_t live_held(const struct cq_core *core, const struct cq_segment *s)
+{
+	return s->filesz;
+}
+
+static struct cq_error *live_read(struct cq_core *core, const struct cq_segment *s, uint64_t addr, void *buf,
+				  size_t len, size_t *got)
+{
+	const struct live *l = core->source_data;
+	if (expired || !nheld)
+		return cq_error_fault(addr, "cannot read memory of process %d at 0x%llx: the process runs again (%s)",
+				      l->pid, (unsigned long long)addr,
+				      expired ? "it was stopped for longer than --max-stop" : "resumed");
+	uint64_t avail = s->filesz - (addr - s->vaddr);
+	size_t n = len < avail ? len : (size_t)avail;
+	ssize_t r = pread(l->mem_fd, buf, n, (off_t)addr);
+	if (r <= 0)
+		return cq_error_fault(addr, "cannot read memory of process %d at 0x%llx: %s", l->pid,
+				      (unsigned long long)addr, r < 0 ? strerror(errno) : "nothing there");
+	*got = (size_t)r;
+	return NULL;
+}
+
+static void live_close(struct cq_core *core)
+{
+	struct live *l = core->source_data;
+	struct itimerval off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &off, NULL);
+	resume_all();
+	expired = 0;
+	if (l && l->mem_fd >= 0)
+		close(l->mem_fd);
+	free(l);
+	core->source_data = NULL;
+}
+
+static const struct cq_source live_source = {"process", live_held, live_read, live_close};
+
+/* The whole of a small /proc file (at most @p max bytes) into a new buffer; NULL with
+ * errno. */
+static char *slurp(const char *path, size_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *b = malloc(cap + 1);
+	while (b) {
+		if (n == cap) {
+			if (cap >= max)
+				break;
+			char *nb = realloc(b, 2 * cap + 1);
+			if (!nb) {
+				free(b);
+				b = NULL;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	int e = errno;
+	close(fd);
+	if (b) {
+		b[n] = 0;
+		*len = n;
+	}
+	errno = e;
+	return b;
+}
+
+/* Why the kernel refuses to let this user trace @p pid, in one line. */
+static struct cq_error *why_not(int pid, int err)
+{
+	char path[64], *status;
+	size_t len;
+	if (err == ESRCH)
+		return cq_error_create(CQ_ERR_PROCESS, "process %d: no such process", pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	status = slurp(path, 1 << 16, &len);
+	long tracer = 0, uid = -1;
+	if (status) {
+		const char *t = strstr(status, "\nTracerPid:"), *u = strstr(status, "\nUid:");
+		if (t)
+			tracer = strtol(t + 11, NULL, 10);
+		if (u)
+			uid = strtol(u + 5, NULL, 10);
+		free(status);
+	}
+	int scope = -1;
+	char *ys = slurp("/proc/sys/kernel/yama/ptrace_scope", 64, &len);
+	if (ys) {
+		scope = atoi(ys);
+		free(ys);
+	}
+	if (tracer > 0)
+		return cq_error_create(CQ_ERR_PROCESS, "process %d: already traced by process %ld (a debugger?): "
+				       "one tracer at a time", pid, tracer);
+	if (uid >= 0 && (uid_t)uid != geteuid() && geteuid() != 0)
+		return cq_error_create(CQ_ERR_PROCESS, "process %d: belongs to uid %ld, not to you (uid %d): only "
+				       "its owner or root may trace it", pid, uid, (int)geteuid());
+	if (scope >= 1)
+		return cq_error_create(CQ_ERR_PROCESS,
+				       "process %d: Yama's ptrace_scope is %d: %s", pid, scope,
+				       scope == 1 ? "only a process's ancestors may trace it: run coreq as root, or start the "
+						    "program under coreq's parent, or set kernel.yama.ptrace_scope=0"
+				       : scope == 2 ? "only root (CAP_SYS_PTRACE) may trace" : "no process may be traced");
+	return cq_error_create(CQ_ERR_PROCESS, "process %d: the kernel does not let you trace it (%s; a "
+			       "setuid or non-dumpable program needs root)", pid, strerror(err));
+}
+
+static bool is_held(pid_t tid)
+{
+	for (sig_atomic_t i = 0; i < nheld; i++)
+		if (held_tids[i] == tid)
+			return true;
+	return false;
+}
+
+/* Wait for thread @p tid to stop after PTRACE_INTERRUPT: its ptrace-stop, or the signal it
+ * was about to take (kept, handed back on detach). False when it is gone. */
+static bool wait_stop(pid_t tid, int *sig)
+{
+	for (;;) {
+		int st;
+		pid_t r = waitpid(tid, &st, __WALL);
+		if (r < 0 && errno == EINTR && !expired)
+			continue;
+		if (r < 0)
+			return false;
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			return false;
+		if (!WIFSTOPPED(st))
+			continue;
+		if ((st >> 16) == PTRACE_EVENT_STOP) {
+			*sig = 0; /* stopped (a group-stop, too: detaching leaves it stopped) */
+			return true;
+		}
+		if ((st >> 16) == 0) {
+			*sig = WSTOPSIG(st); /* a signal on its way: given back on detach */
+			return true;
+		}
+		/* another ptrace event: not asked for; wait on */
+	}
+}
+
+/* Stop every thread of @p pid; the tids into held_tids (the main thread first). */
+static struct cq_error *stop_all(int pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	for (int round = 0; round < MAX_ROUNDS; round++) {
+		DIR *d = opendir(path);
+		if (!d)
+			return errno == ENOENT ? cq_error_create(CQ_ERR_PROCESS, "process %d: no such process", pid)
+					       : cq_error_errno(errno, "process %d: %s", pid, path);
+		bool added = false;
+		struct dirent *e;
+		/* the main thread first: the one a core's first NT_PRSTATUS names */
+		pid_t order[2] = {pid, 0};
+		for (int pass = 0; pass < 2; pass++) {
+			rewinddir(d);
+			while ((e = readdir(d))) {
+				pid_t tid = (pid_t)atoi(e->d_name);
+				if (tid <= 0 || (pass == 0 && tid != order[0]) || (pass == 1 && tid == order[0]) || is_held(tid))
+					continue;
+				if (nheld == MAX_TIDS) {
+					closedir(d);
+					return cq_error_create(CQ_ERR_PROCESS, "process %d: more than %d threads", pid,
+							       MAX_TIDS);
+				}
+				if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
+					int err = errno;
+					if (err == ESRCH && tid != pid)
+						continue; /* the thread ended meanwhile */
+					closedir(d);
+					return why_not(pid, err);
+				}
+				int sig = 0;
+				/* held from here: the handlers detach it too (a detach that comes
+				 * before its stop fails, and the stop then ends with coreq) */
+				held_signal[nheld] = 0;
+				held_tids[nheld] = tid;
+				nheld++;
+				if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 || !wait_stop(tid, &sig)) {
+					if (expired)
+						break;
+					nheld--; /* gone before it stopped: a seized thread that exits needs no detach */
+					continue;
+				}
+				held_signal[nheld - 1] = sig;
+				added = true;
+			}
+		}
+		closedir(d);
+		if (expired)
+			return cq_error_create(CQ_ERR_PROCESS, "process %d: its threads did not all stop within --max-stop: "
+					       "resumed", pid);
+		if (!added)
+			return nheld ? NULL : cq_error_create(CQ_ERR_PROCESS, "process %d: no thread could be stopped "
+							      "(it exited?)", pid);
+	}
+	return cq_error_create(CQ_ERR_PROCESS, "process %d: still making threads after %d rounds of stopping them",
+			       pid, MAX_ROUNDS);
+}
+
+/* The architecture of @p pid from its executable's ELF header. */
+static struct cq_error *target_of(int pid, const struct cq_target **ret)
+{
+	char path[64];
+	unsigned char h[20];
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? cq_error_create(CQ_ERR_PROCESS, "process %d: no such process", pid)
+		       : errno == EACCES || errno == EPERM ? why_not(pid, EPERM)
+		       : cq_error_errno(errno, "process %d: %s", pid, path);
+	ssize_t n = read(fd, h, sizeof(h));
+	close(fd);
+	if (n != (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG))
+		return cq_error_create(CQ_ERR_FORMAT, "process %d: its executable is not an ELF file", pid);
+	bool le = h[EI_DATA] == ELFDATA2LSB;
+	uint16_t machine = le ? (uint16_t)(h[18] | h[19] << 8) : (uint16_t)(h[18] << 8 | h[19]);
+	*ret = cq_target_find(machine, h[EI_CLASS], le);
+	if (!*ret)
+		return cq_error_create(CQ_ERR_UNSUPPORTED, "process %d: e_machine %u is no architecture coreq reads", pid,
+				       machine);
+	if (cq_target_ptr_size(*ret) > sizeof(void *))
+		return cq_error_create(CQ_ERR_PROCESS, "process %d is a 64-bit %s process: the 32-bit coreq cannot "
+				       "trace it (use the 64-bit coreq)", pid, (*ret)->name);
+	return NULL;
+}
+
+/* The mappings of /proc/PID/maps as segments (readable ones held) and the file map. */
+static struct cq_error *read_maps(struct cq_core *core, int pid)
+{
+	char path[64];
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	char *text = slurp(path, 64 << 20, &len);
+	if (!text)
+		return cq_error_errno(errno, "process %d: %s", pid, path);
+	size_t cap = 64, nsegs = 0, nmaps = 0;
+	struct cq_segment *segs = malloc(cap * sizeof(*segs));
+	struct cq_file_map *maps = malloc(cap * sizeof(*maps));
+	struct cq_error *err = segs && maps ? NULL : &cq_error_nomem;
+	for (char *line = text, *next; !err && line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		unsigned long long start, end, off;
+		char perms[8];
+		int name_at = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &name_at) < 4 || end <= start)
+			continue;
+		const char *name = name_at ? line + name_at : "";
+		if (nsegs == cap) {
+			cap *= 2;
+			struct cq_segment *ns = realloc(segs, cap * sizeof(*segs));
+			struct cq_file_map *nm = ns ? realloc(maps, cap * sizeof(*maps)) : NULL;
+			if (ns)
+				segs = ns;
+			if (nm)
+				maps = nm;
+			if (!ns || !nm) {
+				err = &cq_error_nomem;
+				break;
+			}
+		}
+		uint32_t flags = (perms[0] == 'r' ? PF_R : 0) | (perms[1] == 'w' ? PF_W : 0) | (perms[2] == 'x' ? PF_X : 0);
+		/* held: what /proc/PID/mem gives (readable, and not the kernel's own pages) */
+		bool held = (flags & PF_R) && strcmp(name, "[vvar]") && strcmp(name, "[vsyscall]");
+		segs[nsegs++] = (struct cq_segment){start, end - start, 0, held ? end - start : 0, flags};
+		if (name[0] == '/') {
+			char *p = strdup(name);
+			if (!p) {
+				err = &cq_error_nomem;
+				break;
+			}
+			maps[nmaps++] = (struct cq_file_map){start, end, off, p};
+		}
+	}
+	free(text);
+	if (err) {
+		for (size_t i = 0; i < nmaps; i++)
+			free(maps[i].path);
+		free(maps);
+		free(segs);
+		return err;
+	}
+	if ((err = cq_core_set_segments(core, segs, nsegs, core->name))) {
+		for (size_t i = 0; i < nmaps; i++)
+			free(maps[i].path);
+		free(maps);
+		return err;
+	}
+	cq_core_set_file_maps(core, maps, nmaps, (uint64_t)sysconf(_SC_PAGESIZE));
+	return NULL;
+}
+
+/* The identity a core's NT_PRPSINFO gives: pid, ppid, uid, gid, command and arguments. */
+static void read_identity(struct cq_core *core, int pid)
+{
+	char path[64], *s;
+	size_t len;
+	core->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((s = slurp(path, 1 << 16, &len))) {
+		char *open_paren = strchr(s, '('), *close_paren = strrchr(s, ')');
+		if (open_paren && close_paren && close_paren > open_paren) {
+			size_t n = (size_t)(close_paren - open_paren - 1);
+			memcpy(core->fname, open_paren + 1, n < 16 ? n : 16);
+			core->fname[n < 16 ? n : 16] = 0;
+			char state;
+			int ppid;
+			if (sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2)
+				core->ppid = ppid;
+		}
+		free(s);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if ((s = slurp(path, 1 << 16, &len))) {
+		const char *u = strstr(s, "\nUid:"), *g = strstr(s, "\nGid:");
+		if (u)
+			core->uid = (uint32_t)strtoul(u + 5, NULL, 10);
+		if (g)
+			core->gid = (uint32_t)strtoul(g + 5, NULL, 10);
+		free(s);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	if ((s = slurp(path, 4096, &len))) {
+		/* the arguments NUL-separated: spaces, as the kernel writes psargs (80 bytes) */
+		size_t n = len < 80 ? len : 80;
+		for (size_t i = 0; i < n; i++)
+			core->psargs[i] = s[i] ? s[i] : ' ';
+		while (n > 0 && core->psargs[n - 1] == ' ')
+			n--;
+		core->psargs[n] = 0;
+		free(s);
+	}
+	core->has_psinfo = true;
+}
+
+/* Every held thread's registers into the model, as NT_PRSTATUS would give them. */
+static struct cq_error *read_threads(struct cq_core *core)
+{
+	const struct cq_target *t = core->target;
+	uint8_t *regs = calloc(1, t->reg_block_size);
+	if (!regs)
+		return &cq_error_nomem;
+	struct cq_error *err = NULL;
+	for (sig_atomic_t i = 0; i < nheld && !err; i++) {
+		struct iovec iov = {regs, t->reg_block_size};
+		memset(regs, 0, t->reg_block_size);
+		if (ptrace(PTRACE_GETREGSET, held_tids[i], (void *)(long)NT_PRSTATUS, &iov) != 0) {
+			err = cq_error_errno(errno, "process %d: the registers of thread %d", ((struct live *)core->source_data)->pid,
+					     (int)held_tids[i]);
+			break;
+		}
+		struct cq_thread *th;
+		err = cq_core_add_thread(core, held_tids[i], 0, regs, iov.iov_len, core->name, &th);
+	}
+	free(regs);
+	return err;
+}
+
+struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, const struct cq_live_options *lo,
+				 struct cq_core **ret)
+{
+	const struct cq_target *target = NULL;
+	struct cq_error *err;
+	if (pid <= 0)
+		return cq_error_create(CQ_ERR_USAGE, "--pid %d: not a process id", pid);
+	if (nheld)
+		return cq_error_create(CQ_ERR_PROCESS, "process %d: coreq holds another process stopped", pid);
+	if ((err = target_of(pid, &target)))
+		return err;
+	struct live *l = calloc(1, sizeof(*l));
+	struct cq_core *core = l ? cq_core_new(opts, target, &live_source) : NULL;
+	if (!core) {
+		free(l);
+		return &cq_error_nomem;
+	}
+	l->pid = pid;
+	l->mem_fd = -1;
+	snprintf(l->name, sizeof(l->name), "process %d", pid);
+	core->source_data = l;
+	core->name = l->name;
+	install_handlers();
+	/* the bound on the stop, from before the first thread stops */
+	unsigned ms = lo && lo->max_stop_ms ? lo->max_stop_ms : CQ_LIVE_MAX_STOP_MS;
+	expired = 0;
+	struct itimerval tv = {{0, 0}, {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000}};
+	setitimer(ITIMER_REAL, &tv, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &l->stopped_at);
+	if ((err = stop_all(pid)))
+		goto fail;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	if ((l->mem_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		err = cq_error_errno(errno, "process %d: %s", pid, path);
+		goto fail;
+	}
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	char *auxv = slurp(path, 1 << 16, &len);
+	if (!auxv) {
+		err = cq_error_errno(errno, "process %d: %s", pid, path);
+		goto fail;
+	}
+	err = cq_core_set_auxv(core, (const uint8_t *)auxv, len);
+	free(auxv);
+	if (err || (err = read_maps(core, pid)) || (err = read_threads(core)))
+		goto fail;
+	read_identity(core, pid);
+	/* tests only: hold the process stopped this long (signals sent to it meanwhile,
+	 * coreq killed, --max-stop passing: tests/fixture/live.py) */
+	const char *hold = getenv("COREQ_TEST_LIVE_HOLD_MS");
+	if (hold) {
+		struct timespec ts = {atoi(hold) / 1000, (long)(atoi(hold) % 1000) * 1000000};
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !expired)
+			;
+	}
+	if (expired) {
+		err = cq_error_create(CQ_ERR_PROCESS, "process %d: stopped for longer than --max-stop %u ms while it was "
+				      "read: resumed, nothing shown", pid, ms);
+		goto fail;
+	}
+	/* a snapshot of a running process: no thread took a fatal signal (as gcore's core) */
+	core->crash_thread = 0;
+	core->crashed = false;
+	*ret = core;
+	return NULL;
+fail:
+	cq_core_close(core);
+	return err;
+}
+
+unsigned cq_process_stopped_ms(const struct cq_core *core)
+{
+	const struct live *l = core->source != &live_source ? NULL : core->source_data;
+	if (!l || !nheld)
+		return 0;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (unsigned)((now.tv_sec - l->stopped_at.tv_sec) * 1000 + (now.tv_nsec - l->stopped_at.tv_nsec) / 1000000);
+}

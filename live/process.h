@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file process.h
+ * A running process, stopped, as the core model's second source (corelib/source.h): what
+ * `coreq bt --pid` reads instead of a core file, and what a snapshot will write out.
+ *
+ * Opening stops every thread without a signal the program can see: PTRACE_SEIZE, then
+ * PTRACE_INTERRUPT, thread by thread, until /proc/PID/task lists no thread not yet
+ * stopped. Then the model is filled as from a core: the registers of every thread
+ * (PTRACE_GETREGSET NT_PRSTATUS, the layout of the kernel's core notes; the thread area
+ * of an i386 thread), the auxv (/proc/PID/auxv), the mappings as segments and the file
+ * map (/proc/PID/maps), the identity (/proc/PID/stat, status, cmdline). Memory is read
+ * through /proc/PID/mem, only while the process is stopped; nothing is ever written to it.
+ *
+ * The process is resumed exactly as it was (PTRACE_DETACH of every thread, with the
+ * signal a thread was about to take when it stopped, so none is lost; a process that was
+ * stopped stays stopped) on every path: cq_core_close, coreq's exit, the signals that end
+ * coreq (SIGINT, SIGTERM, SIGHUP, SIGQUIT, and a crash: SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+ * SIGABRT), and the bound on how long it may stay stopped (--max-stop): then the reads
+ * that follow fail, saying so. If coreq is killed outright, the kernel resumes the threads
+ * (a ptrace-stop ends with its tracer).
+ *
+ * Only a process the user may trace is stopped: when the kernel says no, the reason is
+ * said in one line (another user's process, Yama's ptrace_scope, already traced, not
+ * dumpable). The 32-bit coreq refuses a 64-bit process.
+ *
+ * For tests only, COREQ_TEST_LIVE_HOLD_MS=N holds the process stopped N ms more once it is
+ * read (what happens to signals sent to it, to coreq killed, to --max-stop meanwhile).
+ */
+#ifndef COREQ_LIVE_PROCESS_H
+#define COREQ_LIVE_PROCESS_H
+
+#include "corelib/core.h"
+
+/** The default bound on how long a process stays stopped, in milliseconds. */
+#define CQ_LIVE_MAX_STOP_MS 3000
+
+struct cq_live_options {
+	/** The longest the process stays stopped, in ms (0: CQ_LIVE_MAX_STOP_MS). */
+	unsigned max_stop_ms;
+};
+
+/** Stop process @p pid and open it as a model (*@p ret; cq_core_close resumes it). */
+struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, const struct cq_live_options *lo,
+				 struct cq_core **ret);
+
+/** How long the process has been stopped so far, in ms (0 when resumed, or not a live
+ * process's model). */
+unsigned cq_process_stopped_ms(const struct cq_core *core);
+
+#endif
