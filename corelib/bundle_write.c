@@ -16,69 +16,17 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/bytebuf.h"
 #include "base/decode.h"
 #include "image.h"
+#include "elfcore.h"
 #include "internal.h"
 #include "output/output.h"
 #include "source.h"
 
-/* A growing byte buffer for the note segments. */
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-	bool failed;
-};
-
-static void buf_put(struct buf *b, const void *data, size_t n)
-{
-	if (b->failed)
-		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + n)
-			cap *= 2;
-		uint8_t *p = realloc(b->p, cap);
-		if (!p) {
-			b->failed = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	if (data)
-		memcpy(b->p + b->len, data, n);
-	else
-		memset(b->p + b->len, 0, n);
-	b->len += n;
-}
-
-static void buf_uint(struct buf *b, const struct cq_target *t, unsigned size, uint64_t v)
-{
-	uint8_t tmp[8];
-	cq_store_uint(t, tmp, size, v);
-	buf_put(b, tmp, size);
-}
-
-static void buf_align(struct buf *b, size_t a)
-{
-	if (b->len % a)
-		buf_put(b, NULL, a - b->len % a);
-}
-
-static void put_note(struct buf *b, const struct cq_target *t, const char *name, size_t namesz,
-		     uint32_t type, const void *desc, size_t descsz)
-{
-	buf_uint(b, t, 4, namesz);
-	buf_uint(b, t, 4, descsz);
-	buf_uint(b, t, 4, type);
-	buf_put(b, name, namesz);
-	buf_align(b, 4);
-	buf_put(b, desc, descsz);
-	buf_align(b, 4);
-}
 
 /* The core's own notes, minus any earlier COREQ notes (re-bundling replaces them). */
-static struct cq_error *copy_notes(struct cq_core *core, struct buf *b)
+static struct cq_error *copy_notes(struct cq_core *core, struct cq_buf *b)
 {
 	size_t phnum;
 	if (elf_getphdrnum(core->elf, &phnum) != 0)
@@ -97,7 +45,7 @@ static struct cq_error *copy_notes(struct cq_core *core, struct buf *b)
 		while (pos < d->d_size && (next = gelf_getnote(d, pos, &nh, &name_off, &desc_off)) > 0) {
 			const char *name = (const char *)d->d_buf + name_off;
 			if (!(nh.n_namesz == 6 && memcmp(name, "COREQ", 6) == 0))
-				put_note(b, core->target, name, nh.n_namesz, nh.n_type,
+				cq_elf_note(b, core->target, name, nh.n_namesz, nh.n_type,
 					 (const char *)d->d_buf + desc_off, nh.n_descsz);
 			pos = next;
 		}
@@ -105,39 +53,39 @@ static struct cq_error *copy_notes(struct cq_core *core, struct buf *b)
 	return NULL;
 }
 
-static void put_image(struct buf *b, const struct cq_target *t, const struct cq_image *img,
+static void put_image(struct cq_buf *b, const struct cq_target *t, const struct cq_image *img,
 		      struct cq_elf *e, size_t *nsyms_ret)
 {
-	struct buf strtab = {0};
-	buf_put(&strtab, "", 1);
-	struct buf desc = {0};
+	struct cq_buf strtab = {0};
+	cq_buf_put(&strtab, "", 1);
+	struct cq_buf desc = {0};
 	size_t name_len = strlen(img->name) + 1;
-	buf_uint(&desc, t, 4, name_len);
-	buf_uint(&desc, t, 4, img->build_id_len);
-	buf_uint(&desc, t, 4, e->nsyms);
+	cq_buf_uint(&desc, t, 4, name_len);
+	cq_buf_uint(&desc, t, 4, img->build_id_len);
+	cq_buf_uint(&desc, t, 4, e->nsyms);
 	size_t strsz_at = desc.len;
-	buf_uint(&desc, t, 4, 0); /* strtab size, patched below */
-	buf_uint(&desc, t, 8, img->bias);
-	buf_uint(&desc, t, 4, img->is_exe ? CQ_BUNDLE_IMAGE_EXE : 0);
-	buf_uint(&desc, t, 4, 0);
-	buf_uint(&desc, t, 8, img->end > img->start ? img->start : 0);
-	buf_uint(&desc, t, 8, img->end > img->start ? img->end : 0);
-	buf_put(&desc, img->name, name_len);
-	buf_put(&desc, img->build_id, img->build_id_len);
-	buf_align(&desc, 8);
+	cq_buf_uint(&desc, t, 4, 0); /* strtab size, patched below */
+	cq_buf_uint(&desc, t, 8, img->bias);
+	cq_buf_uint(&desc, t, 4, img->is_exe ? CQ_BUNDLE_IMAGE_EXE : 0);
+	cq_buf_uint(&desc, t, 4, 0);
+	cq_buf_uint(&desc, t, 8, img->end > img->start ? img->start : 0);
+	cq_buf_uint(&desc, t, 8, img->end > img->start ? img->end : 0);
+	cq_buf_put(&desc, img->name, name_len);
+	cq_buf_put(&desc, img->build_id, img->build_id_len);
+	cq_buf_align(&desc, 8);
 	for (size_t i = 0; i < e->nsyms; i++) {
 		const struct cq_symbol *s = &e->syms[i];
-		buf_uint(&desc, t, 8, s->value);
-		buf_uint(&desc, t, 8, s->size);
-		buf_uint(&desc, t, 4, strtab.len);
+		cq_buf_uint(&desc, t, 8, s->value);
+		cq_buf_uint(&desc, t, 8, s->size);
+		cq_buf_uint(&desc, t, 4, strtab.len);
 		uint8_t tail[4] = {s->type, s->bind, s->dynamic, 0};
-		buf_put(&desc, tail, 4);
-		buf_put(&strtab, s->name, strlen(s->name) + 1);
+		cq_buf_put(&desc, tail, 4);
+		cq_buf_put(&strtab, s->name, strlen(s->name) + 1);
 	}
-	buf_put(&desc, strtab.p, strtab.len);
+	cq_buf_put(&desc, strtab.p, strtab.len);
 	if (!desc.failed && !strtab.failed) {
 		cq_store_uint(t, desc.p + strsz_at, 4, strtab.len);
-		put_note(b, t, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME), CQ_NT_BUNDLE_IMAGE,
+		cq_elf_note(b, t, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME), CQ_NT_BUNDLE_IMAGE,
 			 desc.p, desc.len);
 		*nsyms_ret = e->nsyms;
 	} else {
@@ -149,26 +97,26 @@ static void put_image(struct buf *b, const struct cq_target *t, const struct cq_
 
 /* A note of @p type holding a named file of @p size bytes (parse_named_file's layout);
  * returns where the file's bytes go (zeros until filled in), NULL when out of memory. */
-static uint8_t *put_named_file(struct buf *b, const struct cq_target *t, uint32_t type,
+static uint8_t *put_named_file(struct cq_buf *b, const struct cq_target *t, uint32_t type,
 			       const char *name, uint32_t flags, size_t size)
 {
 	size_t name_len = strlen(name) + 1;
 	size_t desc_len = ((16 + name_len + 7) & ~(size_t)7) + size;
-	buf_uint(b, t, 4, sizeof(CQ_BUNDLE_NOTE_NAME));
-	buf_uint(b, t, 4, desc_len);
-	buf_uint(b, t, 4, type);
-	buf_put(b, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME));
-	buf_align(b, 4);
+	cq_buf_uint(b, t, 4, sizeof(CQ_BUNDLE_NOTE_NAME));
+	cq_buf_uint(b, t, 4, desc_len);
+	cq_buf_uint(b, t, 4, type);
+	cq_buf_put(b, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME));
+	cq_buf_align(b, 4);
 	size_t start = b->len;
-	buf_uint(b, t, 4, name_len);
-	buf_uint(b, t, 4, flags);
-	buf_uint(b, t, 8, size);
-	buf_put(b, name, name_len);
+	cq_buf_uint(b, t, 4, name_len);
+	cq_buf_uint(b, t, 4, flags);
+	cq_buf_uint(b, t, 8, size);
+	cq_buf_put(b, name, name_len);
 	while (!b->failed && (b->len - start) % 8)
-		buf_put(b, NULL, 1);
+		cq_buf_put(b, NULL, 1);
 	size_t at = b->len;
-	buf_put(b, NULL, size);
-	buf_align(b, 4);
+	cq_buf_put(b, NULL, size);
+	cq_buf_align(b, 4);
 	return b->failed ? NULL : b->p + at;
 }
 
@@ -271,8 +219,8 @@ static struct cq_error *make_unwind_elf(struct cq_image *img, bool with_lines, u
 	if (fd < 0)
 		return cq_error_errno(errno, "memfd_create for an unwind ELF");
 	struct cq_error *err = NULL;
-	struct buf shstr = {0};
-	buf_put(&shstr, "", 1);
+	struct cq_buf shstr = {0};
+	cq_buf_put(&shstr, "", 1);
 	Elf *out = elf_begin(fd, ELF_C_WRITE, NULL);
 	GElf_Ehdr eh;
 	if (!out || !gelf_newehdr(out, seh.e_ident[EI_CLASS]) || !gelf_newphdr(out, nloads) ||
@@ -298,12 +246,12 @@ static struct cq_error *make_unwind_elf(struct cq_image *img, bool with_lines, u
 	}
 	for (size_t i = 0; i < n; i++) {
 		size_t name_off = shstr.len;
-		buf_put(&shstr, names[i], strlen(names[i]) + 1);
+		cq_buf_put(&shstr, names[i], strlen(names[i]) + 1);
 		if (!copy_section(out, pick[i], name_off))
 			goto libelf_failed;
 	}
 	size_t shstr_off = shstr.len;
-	buf_put(&shstr, ".shstrtab", sizeof(".shstrtab"));
+	cq_buf_put(&shstr, ".shstrtab", sizeof(".shstrtab"));
 	if (shstr.failed) {
 		err = &cq_error_nomem;
 		goto out;
@@ -357,7 +305,7 @@ out:
 /* The unwind note of @p img, when it has an unwind ELF (made from its files, or carried by
  * an input bundle); *bytes gets its size (0: none). Skipped, as a problem, when the notes
  * would grow past what a reader accepts. */
-static struct cq_error *put_unwind(struct cq_core *core, struct buf *b, struct cq_image *img,
+static struct cq_error *put_unwind(struct cq_core *core, struct cq_buf *b, struct cq_image *img,
 				   bool with_lines, uint64_t *bytes)
 {
 	const struct cq_target *t = core->target;
@@ -392,7 +340,7 @@ static struct cq_error *put_unwind(struct cq_core *core, struct buf *b, struct c
 }
 
 /* One type donor note from the file open as @p fd. */
-static struct cq_error *put_donor(struct buf *b, const struct cq_target *t, const char *name,
+static struct cq_error *put_donor(struct cq_buf *b, const struct cq_target *t, const char *name,
 				  int fd)
 {
 	struct stat st;
@@ -407,7 +355,7 @@ static struct cq_error *put_donor(struct buf *b, const struct cq_target *t, cons
 }
 
 /* The core's type donors (--types) and those an input bundle carried. */
-static struct cq_error *put_donors(struct cq_core *core, struct buf *b, size_t *n)
+static struct cq_error *put_donors(struct cq_core *core, struct cq_buf *b, size_t *n)
 {
 	for (size_t i = 0; i < core->nbundled_donors; i++) {
 		struct cq_error *err = put_donor(b, core->target, core->bundled_donors[i].name,
@@ -715,18 +663,18 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 					       path, core->images[i].name);
 
 	/* Notes: the core's, then ours. */
-	struct buf notes = {0}, ours = {0};
+	struct cq_buf notes = {0}, ours = {0};
 	if ((err = copy_notes(core, &notes)))
 		goto out_free;
 	size_t nimg = 0;
 	for (size_t i = 0; i < core->nimages; i++)
 		if (cq_image_symbol_file(&core->images[i]))
 			nimg++;
-	struct buf head = {0};
-	buf_uint(&head, t, 4, CQ_BUNDLE_VERSION);
-	buf_uint(&head, t, 4, nimg);
-	buf_put(&head, "coreq bundle", sizeof("coreq bundle"));
-	put_note(&ours, t, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME), CQ_NT_BUNDLE, head.p,
+	struct cq_buf head = {0};
+	cq_buf_uint(&head, t, 4, CQ_BUNDLE_VERSION);
+	cq_buf_uint(&head, t, 4, nimg);
+	cq_buf_put(&head, "coreq bundle", sizeof("coreq bundle"));
+	cq_elf_note(&ours, t, CQ_BUNDLE_NOTE_NAME, sizeof(CQ_BUNDLE_NOTE_NAME), CQ_NT_BUNDLE, head.p,
 		 head.len);
 	free(head.p);
 	for (size_t i = 0; i < core->nimages; i++) {
@@ -769,27 +717,27 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 	}
 	struct piece *pieces = pl.p;
 	size_t nph = 2 + pl.n;
-	struct buf hdr = {0};
+	struct cq_buf hdr = {0};
 	uint64_t notes_at = ehsize + nph * phsize, data_at = notes_at + notes.len + ours.len;
 	data_at = (data_at + 4095) & ~UINT64_C(4095);
 	/* ELF header */
 	uint8_t ident[EI_NIDENT] = {ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, t->elf_class,
 				    t->little_endian ? ELFDATA2LSB : ELFDATA2MSB, EV_CURRENT};
-	buf_put(&hdr, ident, EI_NIDENT);
-	buf_uint(&hdr, t, 2, ET_CORE);
-	buf_uint(&hdr, t, 2, t->e_machine);
-	buf_uint(&hdr, t, 4, EV_CURRENT);
+	cq_buf_put(&hdr, ident, EI_NIDENT);
+	cq_buf_uint(&hdr, t, 2, ET_CORE);
+	cq_buf_uint(&hdr, t, 2, t->e_machine);
+	cq_buf_uint(&hdr, t, 4, EV_CURRENT);
 	unsigned w = is64 ? 8 : 4;
-	buf_uint(&hdr, t, w, 0);      /* e_entry */
-	buf_uint(&hdr, t, w, ehsize); /* e_phoff */
-	buf_uint(&hdr, t, w, 0);      /* e_shoff */
-	buf_uint(&hdr, t, 4, 0);      /* e_flags */
-	buf_uint(&hdr, t, 2, ehsize);
-	buf_uint(&hdr, t, 2, phsize);
-	buf_uint(&hdr, t, 2, nph < PN_XNUM ? nph : PN_XNUM);
-	buf_uint(&hdr, t, 2, 0);
-	buf_uint(&hdr, t, 2, 0);
-	buf_uint(&hdr, t, 2, 0);
+	cq_buf_uint(&hdr, t, w, 0);      /* e_entry */
+	cq_buf_uint(&hdr, t, w, ehsize); /* e_phoff */
+	cq_buf_uint(&hdr, t, w, 0);      /* e_shoff */
+	cq_buf_uint(&hdr, t, 4, 0);      /* e_flags */
+	cq_buf_uint(&hdr, t, 2, ehsize);
+	cq_buf_uint(&hdr, t, 2, phsize);
+	cq_buf_uint(&hdr, t, 2, nph < PN_XNUM ? nph : PN_XNUM);
+	cq_buf_uint(&hdr, t, 2, 0);
+	cq_buf_uint(&hdr, t, 2, 0);
+	cq_buf_uint(&hdr, t, 2, 0);
 	if (nph >= PN_XNUM) {
 		err = cq_error_create(CQ_ERR_UNSUPPORTED, "%s: too many segments to bundle", core->name);
 		free(pieces);
@@ -816,17 +764,17 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 			align = 1;
 			off += filesz;
 		}
-		buf_uint(&hdr, t, 4, type);
+		cq_buf_uint(&hdr, t, 4, type);
 		if (is64)
-			buf_uint(&hdr, t, 4, flags);
-		buf_uint(&hdr, t, w, poff);
-		buf_uint(&hdr, t, w, vaddr);
-		buf_uint(&hdr, t, w, 0); /* p_paddr */
-		buf_uint(&hdr, t, w, filesz);
-		buf_uint(&hdr, t, w, memsz);
+			cq_buf_uint(&hdr, t, 4, flags);
+		cq_buf_uint(&hdr, t, w, poff);
+		cq_buf_uint(&hdr, t, w, vaddr);
+		cq_buf_uint(&hdr, t, w, 0); /* p_paddr */
+		cq_buf_uint(&hdr, t, w, filesz);
+		cq_buf_uint(&hdr, t, w, memsz);
 		if (!is64)
-			buf_uint(&hdr, t, 4, flags);
-		buf_uint(&hdr, t, w, align);
+			cq_buf_uint(&hdr, t, 4, flags);
+		cq_buf_uint(&hdr, t, w, align);
 	}
 	if (hdr.failed) {
 		err = &cq_error_nomem;

@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include "base/decode.h"
+#include "elfcore.h"
 #include "internal.h"
 #include "source.h"
+
 
 static int segment_cmp(const void *a, const void *b)
 {
@@ -110,6 +112,32 @@ struct cq_error *cq_core_add_thread(struct cq_core *core, int32_t tid, int32_t s
 		th->has_tp = true;
 	}
 	*ret = th;
+	return NULL;
+}
+
+struct cq_error *cq_core_set_thread_tls(struct cq_core *core, struct cq_thread *th, uint32_t type, const uint8_t *desc,
+				       size_t size)
+{
+	const struct cq_target *t = core->target;
+	free(th->tls_note);
+	th->tls_note = malloc(size ? size : 1);
+	if (!th->tls_note)
+		return &cq_error_nomem;
+	memcpy(th->tls_note, desc, size);
+	th->tls_note_size = size;
+	th->tls_note_type = type;
+	if (type == NT_ARM_TLS && t->tp_source == CQ_TP_NOTE_ARM_TLS && size >= cq_target_ptr_size(t)) {
+		th->tp = cq_load_ptr(t, desc);
+		th->has_tp = true;
+	} else if (type == NT_386_TLS && t->tp_source == CQ_TP_NOTE_386_TLS && t->gs_reg >= 0) {
+		/* struct user_desc: entry_number, base_addr, limit, flags (4 x u32) */
+		uint64_t gs = cq_thread_reg_at(core, th, (unsigned)t->gs_reg);
+		for (size_t off = 0; off + 16 <= size; off += 16)
+			if (cq_load_uint(t, desc + off, 4) == gs >> 3) {
+				th->tp = cq_load_uint(t, desc + off + 4, 4);
+				th->has_tp = true;
+			}
+	}
 	return NULL;
 }
 

@@ -58,6 +58,7 @@ struct cq_thread {
 	/** From NT_386_TLS / NT_ARM_TLS, kept raw: the tp is derived from them. */
 	uint8_t *tls_note;
 	size_t tls_note_size;
+	uint32_t tls_note_type;  /**< NT_386_TLS or NT_ARM_TLS */
 };
 
 /** One range of NT_FILE: a file mapped at [start, end) from file offset `offset`. */

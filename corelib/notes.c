@@ -12,31 +12,11 @@
 #include <unistd.h>
 
 #include "base/decode.h"
+#include "elfcore.h"
 #include "internal.h"
 #include "source.h"
 
-#ifndef NT_FILE
-#define NT_FILE 0x46494c45
-#endif
-#ifndef NT_SIGINFO
-#define NT_SIGINFO 0x53494749
-#endif
-#ifndef NT_386_TLS
-#define NT_386_TLS 0x200
-#endif
-#ifndef NT_ARM_TLS
-#define NT_ARM_TLS 0x401
-#endif
-
-/* struct elf_prstatus up to (not including) pr_reg. */
-#define PRSTATUS_FIELDS(X, T)                                                               \
-	X(T, S32, si_signo, 1) X(T, S32, si_code, 1) X(T, S32, si_errno, 1)                \
-	X(T, S16, cursig, 1) X(T, ULONG, sigpend, 1) X(T, ULONG, sighold, 1)               \
-	X(T, S32, pid, 1) X(T, S32, ppid, 1) X(T, S32, pgrp, 1) X(T, S32, sid, 1)          \
-	X(T, LONG, utime_sec, 1) X(T, LONG, utime_usec, 1) X(T, LONG, stime_sec, 1)        \
-	X(T, LONG, stime_usec, 1) X(T, LONG, cutime_sec, 1) X(T, LONG, cutime_usec, 1)     \
-	X(T, LONG, cstime_sec, 1) X(T, LONG, cstime_usec, 1)
-CQ_DEFINE_STRUCT(cq_prstatus_head, PRSTATUS_FIELDS);
+CQ_DEFINE_STRUCT(cq_prstatus_head, CQ_PRSTATUS_FIELDS);
 
 static struct cq_error *note_prstatus(struct cq_core *core, const uint8_t *desc, size_t size)
 {
@@ -71,30 +51,9 @@ static struct cq_error *note_prstatus(struct cq_core *core, const uint8_t *desc,
 static struct cq_error *note_tls(struct cq_core *core, uint32_t type, const uint8_t *desc,
 				 size_t size)
 {
-	const struct cq_target *t = core->target;
 	if (core->nthreads == 0)
 		return NULL; /* no thread to attach to: ignore, like gdb */
-	struct cq_thread *th = &core->threads[core->nthreads - 1];
-	free(th->tls_note);
-	th->tls_note = malloc(size ? size : 1);
-	if (!th->tls_note)
-		return &cq_error_nomem;
-	memcpy(th->tls_note, desc, size);
-	th->tls_note_size = size;
-	if (type == NT_ARM_TLS && t->tp_source == CQ_TP_NOTE_ARM_TLS &&
-	    size >= cq_target_ptr_size(t)) {
-		th->tp = cq_load_ptr(t, desc);
-		th->has_tp = true;
-	} else if (type == NT_386_TLS && t->tp_source == CQ_TP_NOTE_386_TLS && t->gs_reg >= 0) {
-		/* struct user_desc: entry_number, base_addr, limit, flags (4 x u32) */
-		uint64_t gs = cq_thread_reg_at(core, th, (unsigned)t->gs_reg);
-		for (size_t off = 0; off + 16 <= size; off += 16)
-			if (cq_load_uint(t, desc + off, 4) == gs >> 3) {
-				th->tp = cq_load_uint(t, desc + off + 4, 4);
-				th->has_tp = true;
-			}
-	}
-	return NULL;
+	return cq_core_set_thread_tls(core, &core->threads[core->nthreads - 1], type, desc, size);
 }
 
 /* prpsinfo: pr_fname[16] and pr_psargs[80] end the struct and pid..sid precede them, so

@@ -54,6 +54,11 @@ uint64_t cq_segment_held(const struct cq_core *core, const struct cq_segment *s)
 struct cq_error *cq_core_add_thread(struct cq_core *core, int32_t tid, int32_t signal, const uint8_t *regs,
 				    size_t size, const char *what, struct cq_thread **ret);
 
+/** Thread @p th's thread-area note (NT_386_TLS: i386's GDT entries as struct user_desc;
+ * NT_ARM_TLS: the TLS register), kept raw, and the thread pointer derived from it. */
+struct cq_error *cq_core_set_thread_tls(struct cq_core *core, struct cq_thread *th, uint32_t type, const uint8_t *desc,
+				       size_t size);
+
 /** The auxiliary vector from its bytes in the target's layout (pairs of target words up to
  * AT_NULL), as NT_AUXV and /proc/PID/auxv give it; replaces an earlier one. */
 struct cq_error *cq_core_set_auxv(struct cq_core *core, const uint8_t *bytes, size_t size);

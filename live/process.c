@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/decode.h"
+#include "corelib/core_write.h"
 #include "corelib/source.h"
 
 /* Threads of one process held stopped at most (a process has far fewer). */
@@ -95,7 +96,57 @@ struct live {
 	int mem_fd;
 	struct timespec stopped_at;
 	char name[32];
+	/* the pages read so far, as sorted, merged ranges (what a snapshot writes) */
+	struct cq_mem_range *pages;
+	size_t npages, cap;
+	bool pages_failed;
 };
+
+/* Record that [start, end) was read, widened to whole pages. */
+static void record(struct live *l, uint64_t start, uint64_t end)
+{
+	const uint64_t pg = 4096;
+	start &= ~(pg - 1);
+	end = (end + pg - 1) & ~(pg - 1);
+	/* the first range ending at or after start, by halves */
+	size_t lo = 0, hi = l->npages;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (l->pages[mid].end < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < l->npages && l->pages[lo].start <= end) {
+		/* touches range lo: widen it, then swallow the ones it now reaches */
+		if (start < l->pages[lo].start)
+			l->pages[lo].start = start;
+		if (end > l->pages[lo].end)
+			l->pages[lo].end = end;
+		size_t k = lo + 1;
+		while (k < l->npages && l->pages[k].start <= l->pages[lo].end) {
+			if (l->pages[k].end > l->pages[lo].end)
+				l->pages[lo].end = l->pages[k].end;
+			k++;
+		}
+		memmove(&l->pages[lo + 1], &l->pages[k], (l->npages - k) * sizeof(*l->pages));
+		l->npages -= k - lo - 1;
+		return;
+	}
+	if (l->npages == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct cq_mem_range *p = realloc(l->pages, cap * sizeof(*p));
+		if (!p) {
+			l->pages_failed = true;
+			return;
+		}
+		l->pages = p;
+		l->cap = cap;
+	}
+	memmove(&l->pages[lo + 1], &l->pages[lo], (l->npages - lo) * sizeof(*l->pages));
+	l->pages[lo] = (struct cq_mem_range){start, end};
+	l->npages++;
+}
 
 static uint64_t live_held(const struct cq_core *core, const struct cq_segment *s)
 {
@@ -105,7 +156,7 @@ static uint64_t live_held(const struct cq_core *core, const struct cq_segment *s
 static struct cq_error *live_read(struct cq_core *core, const struct cq_segment *s, uint64_t addr, void *buf,
 				  size_t len, size_t *got)
 {
-	const struct live *l = core->source_data;
+	struct live *l = core->source_data;
 	if (expired || !nheld)
 		return cq_error_fault(addr, "cannot read memory of process %d at 0x%llx: the process runs again (%s)",
 				      l->pid, (unsigned long long)addr,
@@ -117,6 +168,7 @@ static struct cq_error *live_read(struct cq_core *core, const struct cq_segment 
 		return cq_error_fault(addr, "cannot read memory of process %d at 0x%llx: %s", l->pid,
 				      (unsigned long long)addr, r < 0 ? strerror(errno) : "nothing there");
 	*got = (size_t)r;
+	record(l, addr, addr + (uint64_t)r);
 	return NULL;
 }
 
@@ -129,6 +181,8 @@ static void live_close(struct cq_core *core)
 	expired = 0;
 	if (l && l->mem_fd >= 0)
 		close(l->mem_fd);
+	if (l)
+		free(l->pages);
 	free(l);
 	core->source_data = NULL;
 }
@@ -446,6 +500,25 @@ static void read_identity(struct cq_core *core, int pid)
 	core->has_psinfo = true;
 }
 
+/* An i386 thread's TLS entries of the GDT (PTRACE_GET_THREAD_AREA, as the kernel writes
+ * them into NT_386_TLS: struct user_desc, 16 bytes each), whose base is the thread
+ * pointer %gs selects. */
+static struct cq_error *thread_area(struct cq_core *core, struct cq_thread *th)
+{
+	/* GDT_ENTRY_TLS_MIN: 12 under a 64-bit kernel, 6 under a 32-bit one; 3 entries */
+	static const int first[] = {12, 6};
+	enum { TLS_ENTRIES = 3 };
+	uint32_t desc[TLS_ENTRIES][4];
+	for (size_t f = 0; f < sizeof(first) / sizeof(first[0]); f++) {
+		int k = 0;
+		while (k < TLS_ENTRIES && ptrace(PTRACE_GET_THREAD_AREA, th->tid, (void *)(long)(first[f] + k), desc[k]) == 0)
+			k++;
+		if (k == TLS_ENTRIES)
+			return cq_core_set_thread_tls(core, th, 0x200 /* NT_386_TLS */, (const uint8_t *)desc, sizeof(desc));
+	}
+	return NULL; /* none: the thread pointer stays unknown, as in a core without the note */
+}
+
 /* Every held thread's registers into the model, as NT_PRSTATUS would give them. */
 static struct cq_error *read_threads(struct cq_core *core)
 {
@@ -464,6 +537,8 @@ static struct cq_error *read_threads(struct cq_core *core)
 		}
 		struct cq_thread *th;
 		err = cq_core_add_thread(core, held_tids[i], 0, regs, iov.iov_len, core->name, &th);
+		if (!err && t->tp_source == CQ_TP_NOTE_386_TLS)
+			err = thread_area(core, th);
 	}
 	free(regs);
 	return err;
@@ -549,4 +624,11 @@ unsigned cq_process_stopped_ms(const struct cq_core *core)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (unsigned)((now.tv_sec - l->stopped_at.tv_sec) * 1000 + (now.tv_nsec - l->stopped_at.tv_nsec) / 1000000);
+}
+
+size_t cq_process_pages(const struct cq_core *core, const struct cq_mem_range **ret)
+{
+	const struct live *l = core->source != &live_source ? NULL : core->source_data;
+	*ret = l ? l->pages : NULL;
+	return l && !l->pages_failed ? l->npages : 0;
 }

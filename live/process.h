@@ -44,6 +44,11 @@ struct cq_live_options {
 struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, const struct cq_live_options *lo,
 				 struct cq_core **ret);
 
+/** The pages of memory read so far (sorted, merged ranges, valid until the next read):
+ * what a snapshot writes. 0 for a model of another source. */
+struct cq_mem_range;
+size_t cq_process_pages(const struct cq_core *core, const struct cq_mem_range **ret);
+
 /** How long the process has been stopped so far, in ms (0 when resumed, or not a live
  * process's model). */
 unsigned cq_process_stopped_ms(const struct cq_core *core);

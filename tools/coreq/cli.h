@@ -97,6 +97,7 @@ int cq_cmd_ompd(struct cq_cli *cli);
 int cq_cmd_mqd(struct cq_cli *cli);
 int cq_cmd_events(struct cq_cli *cli);
 int cq_cmd_bt(struct cq_cli *cli);
+int cq_cmd_snapshot(struct cq_cli *cli);
 int cq_cmd_stacks(struct cq_cli *cli);
 int cq_cmd_donor(struct cq_cli *cli);
 

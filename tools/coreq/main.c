@@ -31,6 +31,8 @@ static const struct {
 	{"bt", cq_cmd_bt, "bt CORE [EXE] | --pid PID  backtrace of every thread, the crashing one first"},
 	{"stacks", cq_cmd_stacks, "stacks CORE|BT.json|TREE.json...  the stacks of many processes as one\n"
 	 "                                   prefix tree (STAT's view), tasks as ranges"},
+	{"snapshot", cq_cmd_snapshot, "snapshot [-o DIR] PID...   running processes stopped, their stacks read, each written as a\n"
+	 "                                   small core (DIR/core.PID) of the pages read, resumed"},
 	{"bundle", cq_cmd_bundle, "bundle CORE [EXE] -o OUT   core + symbols and read-only data it needs, one file"},
 	{"donor", cq_cmd_donor, "donor [--arch A] [-o DIR]  build an Open MPI type donor from installed MPI headers\n"
 	 "                                   (mqd picks it: ~/.local/share/coreq/donors/)"},

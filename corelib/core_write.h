@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file core_write.h
+ * The model written out as a Linux ELF core file: what a snapshot of a live process is
+ * (live/snapshot), readable by coreq, gdb and eu-stack like the kernel's cores.
+ *
+ * Notes are made from the model, in the target's layouts (elfcore.h): NT_PRPSINFO, NT_AUXV,
+ * NT_FILE, then per thread NT_PRSTATUS (its register block as the kernel gives it, the
+ * signal it was taking, its tid). Memory is written only where asked: each segment of the
+ * model becomes PT_LOADs, the pieces inside @p ranges with their bytes (read through the
+ * model), the rest without file bytes (p_filesz 0), so the file has the address space's
+ * shape and no more data than the analyses read. Readers then take the rest from the
+ * mapped files, as they do for a kernel core's left-out pages.
+ */
+#ifndef COREQ_CORELIB_CORE_WRITE_H
+#define COREQ_CORELIB_CORE_WRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+
+/** A range of target addresses [start, end). */
+struct cq_mem_range {
+	uint64_t start, end;
+};
+
+/** What cq_core_write wrote. */
+struct cq_core_write_stats {
+	size_t loads;         /**< PT_LOAD headers */
+	uint64_t data_bytes;  /**< memory bytes written */
+	uint64_t file_bytes;  /**< the file's size */
+};
+
+/** Write @p core as a core file at @p path (a temporary, then a rename; never over an
+ * input), with the memory of @p ranges (@p n, sorted, not overlapping). A range the model
+ * cannot read is written without bytes. */
+struct cq_error *cq_core_write(struct cq_core *core, const char *path, const struct cq_mem_range *ranges, size_t n,
+			       struct cq_core_write_stats *st);
+
+#endif
