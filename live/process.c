@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -30,8 +31,10 @@
 /* What the signal handlers need to resume the process: kept in plain static storage, read
  * by them with nothing but system calls (async-signal-safe). One process at a time. */
 static pid_t held_tids[MAX_TIDS];
+static pid_t held_pid[MAX_TIDS];         /* the process each belongs to (a job holds several) */
 static int held_signal[MAX_TIDS];        /* the signal a thread was about to take, handed back */
 static volatile sig_atomic_t nheld;
+static bool keep_held;                   /* cq_process_hold: closing a model does not resume it */
 static volatile sig_atomic_t expired;    /* the --max-stop bound passed: resumed */
 static struct sigaction saved[NSIG];
 static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -43,6 +46,32 @@ static void resume_all(void)
 	nheld = 0;
 	for (sig_atomic_t i = 0; i < n; i++)
 		ptrace(PTRACE_DETACH, held_tids[i], NULL, (void *)(long)held_signal[i]);
+}
+
+/* Resume the threads of process @p pid only (the others stay held), with the signals that
+ * end coreq blocked meanwhile: their handler must not see the list half compacted. */
+static void resume_pid(pid_t pid)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	sig_atomic_t k = 0;
+	for (sig_atomic_t i = 0; i < nheld; i++) {
+		if (held_pid[i] == pid) {
+			ptrace(PTRACE_DETACH, held_tids[i], NULL, (void *)(long)held_signal[i]);
+			continue;
+		}
+		held_tids[k] = held_tids[i];
+		held_pid[k] = held_pid[i];
+		held_signal[k] = held_signal[i];
+		k++;
+	}
+	nheld = k;
+	if (!nheld) {
+		struct itimerval off = {{0, 0}, {0, 0}};
+		setitimer(ITIMER_REAL, &off, NULL);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static void on_fatal(int sig)
@@ -91,61 +120,48 @@ static void install_handlers(void)
 	atexit(at_exit);
 }
 
+/* The pages read, logged where the plugins' isolated children (forked from coreq,
+ * reading through the same /proc/PID/mem descriptor) log theirs too: a shared anonymous
+ * mapping, appended to with an atomic index, merged into sorted ranges when asked
+ * (cq_process_pages). What OMPD's and MQD's plugins read belongs in a snapshot as much as
+ * what the stack walk reads. */
+#define LOG_MAX (1u << 20) /* ranges logged: 16 MiB of address space, touched as used */
+struct page_log {
+	uint32_t n;      /* entries claimed (atomically; past LOG_MAX: lost, and said) */
+	uint32_t pad;
+	struct cq_mem_range r[LOG_MAX];
+};
+
 struct live {
 	int pid;
 	int mem_fd;
 	struct timespec stopped_at;
 	char name[32];
-	/* the pages read so far, as sorted, merged ranges (what a snapshot writes) */
-	struct cq_mem_range *pages;
-	size_t npages, cap;
-	bool pages_failed;
+	struct page_log *log; /* shared with the children */
+	uint64_t last_start, last_end; /* this process's last logged range (repeats skipped) */
+	struct cq_mem_range *pages;   /* the log merged (cq_process_pages) */
+	size_t npages;
+	bool held;                    /* its threads are in held_tids */
 };
 
-/* Record that [start, end) was read, widened to whole pages. */
 static void record(struct live *l, uint64_t start, uint64_t end)
 {
 	const uint64_t pg = 4096;
 	start &= ~(pg - 1);
 	end = (end + pg - 1) & ~(pg - 1);
-	/* the first range ending at or after start, by halves */
-	size_t lo = 0, hi = l->npages;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (l->pages[mid].end < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < l->npages && l->pages[lo].start <= end) {
-		/* touches range lo: widen it, then swallow the ones it now reaches */
-		if (start < l->pages[lo].start)
-			l->pages[lo].start = start;
-		if (end > l->pages[lo].end)
-			l->pages[lo].end = end;
-		size_t k = lo + 1;
-		while (k < l->npages && l->pages[k].start <= l->pages[lo].end) {
-			if (l->pages[k].end > l->pages[lo].end)
-				l->pages[lo].end = l->pages[k].end;
-			k++;
-		}
-		memmove(&l->pages[lo + 1], &l->pages[k], (l->npages - k) * sizeof(*l->pages));
-		l->npages -= k - lo - 1;
+	if (!l->log || (start >= l->last_start && end <= l->last_end))
 		return;
-	}
-	if (l->npages == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct cq_mem_range *p = realloc(l->pages, cap * sizeof(*p));
-		if (!p) {
-			l->pages_failed = true;
-			return;
-		}
-		l->pages = p;
-		l->cap = cap;
-	}
-	memmove(&l->pages[lo + 1], &l->pages[lo], (l->npages - lo) * sizeof(*l->pages));
-	l->pages[lo] = (struct cq_mem_range){start, end};
-	l->npages++;
+	l->last_start = start;
+	l->last_end = end;
+	uint32_t i = __atomic_fetch_add(&l->log->n, 1, __ATOMIC_RELAXED);
+	if (i < LOG_MAX)
+		l->log->r[i] = (struct cq_mem_range){start, end};
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct cq_mem_range *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 static uint64_t live_held(const struct cq_core *core, const struct cq_segment *s)
@@ -157,7 +173,7 @@ static struct cq_error *live_read(struct cq_core *core, const struct cq_segment 
 				  size_t len, size_t *got)
 {
 	struct live *l = core->source_data;
-	if (expired || !nheld)
+	if (expired || !l->held)
 		return cq_error_fault(addr, "cannot read memory of process %d at 0x%llx: the process runs again (%s)",
 				      l->pid, (unsigned long long)addr,
 				      expired ? "it was stopped for longer than --max-stop" : "resumed");
@@ -175,14 +191,15 @@ static struct cq_error *live_read(struct cq_core *core, const struct cq_segment 
 static void live_close(struct cq_core *core)
 {
 	struct live *l = core->source_data;
-	struct itimerval off = {{0, 0}, {0, 0}};
-	setitimer(ITIMER_REAL, &off, NULL);
-	resume_all();
-	expired = 0;
+	if (l && !keep_held)
+		resume_pid(l->pid);
 	if (l && l->mem_fd >= 0)
 		close(l->mem_fd);
-	if (l)
+	if (l) {
 		free(l->pages);
+		if (l->log)
+			munmap(l->log, sizeof(*l->log));
+	}
 	free(l);
 	core->source_data = NULL;
 }
@@ -268,6 +285,14 @@ static struct cq_error *why_not(int pid, int err)
 			       "setuid or non-dumpable program needs root)", pid, strerror(err));
 }
 
+static bool pid_held(pid_t pid)
+{
+	for (sig_atomic_t i = 0; i < nheld; i++)
+		if (held_pid[i] == pid)
+			return true;
+	return false;
+}
+
 static bool is_held(pid_t tid)
 {
 	for (sig_atomic_t i = 0; i < nheld; i++)
@@ -340,6 +365,7 @@ static struct cq_error *stop_all(int pid)
 				 * before its stop fails, and the stop then ends with coreq) */
 				held_signal[nheld] = 0;
 				held_tids[nheld] = tid;
+				held_pid[nheld] = pid;
 				nheld++;
 				if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 || !wait_stop(tid, &sig)) {
 					if (expired)
@@ -356,8 +382,8 @@ static struct cq_error *stop_all(int pid)
 			return cq_error_create(CQ_ERR_PROCESS, "process %d: its threads did not all stop within --max-stop: "
 					       "resumed", pid);
 		if (!added)
-			return nheld ? NULL : cq_error_create(CQ_ERR_PROCESS, "process %d: no thread could be stopped "
-							      "(it exited?)", pid);
+			return pid_held(pid) ? NULL : cq_error_create(CQ_ERR_PROCESS, "process %d: no thread could be "
+								      "stopped (it exited?)", pid);
 	}
 	return cq_error_create(CQ_ERR_PROCESS, "process %d: still making threads after %d rounds of stopping them",
 			       pid, MAX_ROUNDS);
@@ -527,7 +553,10 @@ static struct cq_error *read_threads(struct cq_core *core)
 	if (!regs)
 		return &cq_error_nomem;
 	struct cq_error *err = NULL;
+	int pid = ((struct live *)core->source_data)->pid;
 	for (sig_atomic_t i = 0; i < nheld && !err; i++) {
+		if (held_pid[i] != pid)
+			continue;
 		struct iovec iov = {regs, t->reg_block_size};
 		memset(regs, 0, t->reg_block_size);
 		if (ptrace(PTRACE_GETREGSET, held_tids[i], (void *)(long)NT_PRSTATUS, &iov) != 0) {
@@ -551,8 +580,6 @@ struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, co
 	struct cq_error *err;
 	if (pid <= 0)
 		return cq_error_create(CQ_ERR_USAGE, "--pid %d: not a process id", pid);
-	if (nheld)
-		return cq_error_create(CQ_ERR_PROCESS, "process %d: coreq holds another process stopped", pid);
 	if ((err = target_of(pid, &target)))
 		return err;
 	struct live *l = calloc(1, sizeof(*l));
@@ -563,18 +590,18 @@ struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, co
 	}
 	l->pid = pid;
 	l->mem_fd = -1;
+	l->log = mmap(NULL, sizeof(*l->log), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (l->log == MAP_FAILED)
+		l->log = NULL; /* no snapshot then: cq_process_pages says so */
 	snprintf(l->name, sizeof(l->name), "process %d", pid);
 	core->source_data = l;
 	core->name = l->name;
-	install_handlers();
-	/* the bound on the stop, from before the first thread stops */
 	unsigned ms = lo && lo->max_stop_ms ? lo->max_stop_ms : CQ_LIVE_MAX_STOP_MS;
-	expired = 0;
-	struct itimerval tv = {{0, 0}, {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000}};
-	setitimer(ITIMER_REAL, &tv, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &l->stopped_at);
-	if ((err = stop_all(pid)))
+	/* stopped already (cq_process_stop, a job's cut), else now */
+	if (!pid_held(pid) && (err = cq_process_stop(pid, lo)))
 		goto fail;
+	l->held = true;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	if ((l->mem_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
@@ -619,16 +646,70 @@ fail:
 unsigned cq_process_stopped_ms(const struct cq_core *core)
 {
 	const struct live *l = core->source != &live_source ? NULL : core->source_data;
-	if (!l || !nheld)
+	if (!l || !l->held)
 		return 0;
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (unsigned)((now.tv_sec - l->stopped_at.tv_sec) * 1000 + (now.tv_nsec - l->stopped_at.tv_nsec) / 1000000);
 }
 
-size_t cq_process_pages(const struct cq_core *core, const struct cq_mem_range **ret)
+struct cq_error *cq_process_pages(struct cq_core *core, const struct cq_mem_range **ret, size_t *n)
 {
-	const struct live *l = core->source != &live_source ? NULL : core->source_data;
-	*ret = l ? l->pages : NULL;
-	return l && !l->pages_failed ? l->npages : 0;
+	struct live *l = core->source != &live_source ? NULL : core->source_data;
+	*ret = NULL;
+	*n = 0;
+	if (!l || !l->log)
+		return cq_error_create(CQ_ERR_USAGE, "%s: not a live process's model", core->name);
+	uint32_t logged = __atomic_load_n(&l->log->n, __ATOMIC_RELAXED);
+	if (logged > LOG_MAX)
+		return cq_error_create(CQ_ERR_PROCESS, "%s: more than %u reads logged: the pages read are not all known",
+				       core->name, LOG_MAX);
+	struct cq_mem_range *r = malloc((logged ? logged : 1) * sizeof(*r));
+	if (!r)
+		return &cq_error_nomem;
+	memcpy(r, l->log->r, logged * sizeof(*r));
+	qsort(r, logged, sizeof(*r), range_cmp);
+	size_t m = 0;
+	for (size_t i = 0; i < logged; i++) {
+		if (m && r[i].start <= r[m - 1].end) {
+			if (r[i].end > r[m - 1].end)
+				r[m - 1].end = r[i].end;
+		} else {
+			r[m++] = r[i];
+		}
+	}
+	free(l->pages);
+	l->pages = r;
+	l->npages = m;
+	*ret = r;
+	*n = m;
+	return NULL;
+}
+
+struct cq_error *cq_process_stop(int pid, const struct cq_live_options *lo)
+{
+	install_handlers();
+	if (!nheld) {
+		/* the bound on the stop, from before the first thread of the hold stops */
+		unsigned ms = lo && lo->max_stop_ms ? lo->max_stop_ms : CQ_LIVE_MAX_STOP_MS;
+		expired = 0;
+		struct itimerval tv = {{0, 0}, {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000}};
+		setitimer(ITIMER_REAL, &tv, NULL);
+	}
+	struct cq_error *err = stop_all(pid);
+	if (err)
+		resume_pid(pid);
+	return err;
+}
+
+void cq_process_hold(bool on)
+{
+	keep_held = on;
+}
+
+void cq_process_resume_all(void)
+{
+	struct itimerval off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &off, NULL);
+	resume_all();
 }

@@ -44,10 +44,23 @@ struct cq_live_options {
 struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, const struct cq_live_options *lo,
 				 struct cq_core **ret);
 
-/** The pages of memory read so far (sorted, merged ranges, valid until the next read):
- * what a snapshot writes. 0 for a model of another source. */
+/** The pages of memory read so far, by coreq and by the plugins' isolated children (sorted,
+ * merged ranges into *@p ret, *@p n of them; valid until the next call or the close):
+ * what a snapshot writes. An error for another source's model, or when the log overflowed. */
 struct cq_mem_range;
-size_t cq_process_pages(const struct cq_core *core, const struct cq_mem_range **ret);
+struct cq_error *cq_process_pages(struct cq_core *core, const struct cq_mem_range **ret, size_t *n);
+
+/** Stop every thread of process @p pid now and keep it held (a job's consistent cut: every
+ * rank stopped before any is read); cq_process_open then reads it without stopping it
+ * again. The --max-stop bound runs from the first process stopped. */
+struct cq_error *cq_process_stop(int pid, const struct cq_live_options *lo);
+
+/** With @p on, closing a live model does not resume its process: the job's ranks are all
+ * resumed together by cq_process_resume_all. */
+void cq_process_hold(bool on);
+
+/** Resume every process held. */
+void cq_process_resume_all(void);
 
 /** How long the process has been stopped so far, in ms (0 when resumed, or not a live
  * process's model). */

@@ -62,6 +62,7 @@ struct cq_cli {
 	struct cq_bfd_ident bfd_id; /**< with bfd: its answer (cq_open_core; the command frees it) */
 	int pid;             /**< --pid: a live process instead of a core (live/process.h) */
 	struct cq_live_options live; /**< --max-stop */
+	bool job;            /**< snapshot --job: the ranks of the process's MPI job */
 	int openmp;          /**< bt: 1 OpenMP-aware stacks (--openmp), 2 continued (--openmp=continued) */
 	bool all_threads;    /**< stacks: every thread's stack, not one per process */
 	enum cq_tree_label tree_by; /**< stacks: node labels (--by) */

@@ -98,8 +98,11 @@ static void usage(FILE *f)
 		"      --pid PID              bt: a running process instead of a core: every thread stopped\n"
 		"                             (PTRACE_SEIZE + INTERRUPT, no signal it sees), read, resumed\n"
 		"                             as it was; only a process you may trace\n"
-		"      --max-stop MS          --pid: the longest the process stays stopped (default 3000);\n"
-		"                             then it is resumed and what was not read yet is said\n"
+		"      --max-stop MS          --pid, snapshot: the longest a process stays stopped (default\n"
+		"                             3000); then it is resumed and what was not read yet is said\n"
+		"      --job                  snapshot: every rank of the MPI job PID belongs to (its\n"
+		"                             launcher's children with a rank in their environment), all\n"
+		"                             stopped first, then read, then resumed: DIR/rankR.core\n"
 		"      --max-inflate BYTES    bound on a compressed core's (or report's) expanded size\n"
 		"                             (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
@@ -146,6 +149,7 @@ int main(int argc, char **argv)
 		{"svg-timeout", required_argument, NULL, 305},
 		{"pid", required_argument, NULL, 306},
 		{"max-stop", required_argument, NULL, 307},
+		{"job", no_argument, NULL, 308},
 		{"types", required_argument, NULL, 'Y'},
 		{"mqd-plugin", required_argument, NULL, 'Q'},
 		{"mqd-trusted-dir", required_argument, NULL, 'R'},
@@ -293,6 +297,7 @@ int main(int argc, char **argv)
 			}
 			cli.live.max_stop_ms = (unsigned)v;
 			break;
+		case 308: cli.job = true; break;
 		case 'h': usage(stdout); return CQ_EXIT_OK;
 		case 'V': printf("coreq %s\n", COREQ_VERSION); return CQ_EXIT_OK;
 		default: usage(stderr); return CQ_EXIT_USAGE;
