@@ -23,13 +23,14 @@
 #include "corelib/core_write.h"
 #include "corelib/source.h"
 
-/* Threads of one process held stopped at most (a process has far fewer). */
+/* Threads held stopped at most, over every process held (a job's ranks together). */
 #define MAX_TIDS 16384
 /* Rounds of listing /proc/PID/task for threads made while the others were being stopped. */
 #define MAX_ROUNDS 64
 
-/* What the signal handlers need to resume the process: kept in plain static storage, read
- * by them with nothing but system calls (async-signal-safe). One process at a time. */
+/* What the signal handlers need to resume the processes held: kept in plain static storage,
+ * read by them with nothing but system calls (async-signal-safe). An entry is written
+ * before nheld counts it; resume_pid compacts the list with the signals blocked. */
 static pid_t held_tids[MAX_TIDS];
 static pid_t held_pid[MAX_TIDS];         /* the process each belongs to (a job holds several) */
 static int held_signal[MAX_TIDS];        /* the signal a thread was about to take, handed back */
@@ -573,6 +574,8 @@ static struct cq_error *read_threads(struct cq_core *core)
 	return err;
 }
 
+static bool stopped_at(int pid, struct timespec *at);
+
 struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, const struct cq_live_options *lo,
 				 struct cq_core **ret)
 {
@@ -597,10 +600,11 @@ struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, co
 	core->source_data = l;
 	core->name = l->name;
 	unsigned ms = lo && lo->max_stop_ms ? lo->max_stop_ms : CQ_LIVE_MAX_STOP_MS;
-	clock_gettime(CLOCK_MONOTONIC, &l->stopped_at);
 	/* stopped already (cq_process_stop, a job's cut), else now */
 	if (!pid_held(pid) && (err = cq_process_stop(pid, lo)))
 		goto fail;
+	if (!stopped_at(pid, &l->stopped_at))
+		clock_gettime(CLOCK_MONOTONIC, &l->stopped_at);
 	l->held = true;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
@@ -686,9 +690,34 @@ struct cq_error *cq_process_pages(struct cq_core *core, const struct cq_mem_rang
 	return NULL;
 }
 
+/* When each held process was stopped (a job's ranks are read after all of them stopped). */
+#define MAX_STOPS 4096
+static struct {
+	int pid;
+	struct timespec at;
+} stops[MAX_STOPS];
+static size_t nstops;
+
+static bool stopped_at(int pid, struct timespec *at)
+{
+	for (size_t i = 0; i < nstops; i++)
+		if (stops[i].pid == pid) {
+			*at = stops[i].at;
+			return true;
+		}
+	return false;
+}
+
 struct cq_error *cq_process_stop(int pid, const struct cq_live_options *lo)
 {
 	install_handlers();
+	if (!nheld)
+		nstops = 0;
+	if (nstops < MAX_STOPS) {
+		stops[nstops].pid = pid;
+		clock_gettime(CLOCK_MONOTONIC, &stops[nstops].at);
+		nstops++;
+	}
 	if (!nheld) {
 		/* the bound on the stop, from before the first thread of the hold stops */
 		unsigned ms = lo && lo->max_stop_ms ? lo->max_stop_ms : CQ_LIVE_MAX_STOP_MS;
