@@ -505,10 +505,12 @@ static void print_job(json_t *job)
 
 int cq_cmd_mqd(struct cq_cli *cli)
 {
-	if (cli->nargs < 1) {
-		fprintf(stderr, "coreq: usage: coreq mqd CORE|RANK.json... [--exe EXE] [--types DONOR] [--mqd-plugin DLL] [--dot FILE] [--svg FILE] [--workers N]\n");
+	if (cli->nargs < 1 && !cli->pid) {
+		fprintf(stderr, "coreq: usage: coreq mqd CORE|RANK.json...|--pid PID [--exe EXE] [--types DONOR] [--mqd-plugin DLL] [--dot FILE] [--svg FILE] [--workers N]\n");
 		return CQ_EXIT_USAGE;
 	}
+	if (cli->pid)
+		goto one_rank; /* a running rank (live/process.h): its own view, as of one core */
 	/* CORE EXE, as `coreq info` takes them, and RANK0.core RANK1.core ... EXE (every rank
 	 * runs the same program): a last argument that is an executable is that, not a rank */
 	int last = cli->nargs - 1;
@@ -546,6 +548,7 @@ int cq_cmd_mqd(struct cq_cli *cli)
 		}
 		return rc;
 	}
+one_rank:;
 	struct cq_core *core;
 	int rc = cq_open_core(cli, false, &core);
 	if (rc)
