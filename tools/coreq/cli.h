@@ -63,6 +63,8 @@ struct cq_cli {
 	int pid;             /**< --pid: a live process instead of a core (live/process.h) */
 	struct cq_live_options live; /**< --max-stop */
 	bool job;            /**< snapshot --job: the ranks of the process's MPI job */
+	unsigned samples;    /**< snapshot --samples N (0: one) */
+	unsigned interval_ms; /**< snapshot --interval MS between samples (default 1000) */
 	int openmp;          /**< bt: 1 OpenMP-aware stacks (--openmp), 2 continued (--openmp=continued) */
 	bool all_threads;    /**< stacks: every thread's stack, not one per process */
 	enum cq_tree_label tree_by; /**< stacks: node labels (--by) */

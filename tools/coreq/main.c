@@ -103,6 +103,10 @@ static void usage(FILE *f)
 		"      --job                  snapshot: every rank of the MPI job PID belongs to (its\n"
 		"                             launcher's children with a rank in their environment), all\n"
 		"                             stopped first, then read, then resumed: DIR/rankR.core\n"
+		"      --samples N            snapshot: N samples (DIR/sample1, ...), --interval MS apart\n"
+		"                             (default 1000); says per process whether its stacks moved\n"
+		"                             between them (progressing) or not (stuck)\n"
+		"      --interval MS          snapshot --samples: the time between samples\n"
 		"      --max-inflate BYTES    bound on a compressed core's (or report's) expanded size\n"
 		"                             (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
@@ -150,6 +154,8 @@ int main(int argc, char **argv)
 		{"pid", required_argument, NULL, 306},
 		{"max-stop", required_argument, NULL, 307},
 		{"job", no_argument, NULL, 308},
+		{"samples", required_argument, NULL, 309},
+		{"interval", required_argument, NULL, 310},
 		{"types", required_argument, NULL, 'Y'},
 		{"mqd-plugin", required_argument, NULL, 'Q'},
 		{"mqd-trusted-dir", required_argument, NULL, 'R'},
@@ -176,7 +182,7 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	struct cq_cli cli = {0};
+	struct cq_cli cli = {.interval_ms = 1000};
 	int c;
 	uint64_t v;
 	while ((c = getopt_long(argc, argv, "je:s:L:d:t:m:a:o:hV", longopts, NULL)) != -1) {
@@ -298,6 +304,20 @@ int main(int argc, char **argv)
 			cli.live.max_stop_ms = (unsigned)v;
 			break;
 		case 308: cli.job = true; break;
+		case 309:
+			if (!cq_parse_u64(optarg, &v) || v == 0 || v > 1000) {
+				fprintf(stderr, "coreq: bad --samples %s (1..1000)\n", optarg);
+				return CQ_EXIT_USAGE;
+			}
+			cli.samples = (unsigned)v;
+			break;
+		case 310:
+			if (!cq_parse_u64(optarg, &v) || v > 3600000) {
+				fprintf(stderr, "coreq: bad --interval %s (milliseconds, 0..3600000)\n", optarg);
+				return CQ_EXIT_USAGE;
+			}
+			cli.interval_ms = (unsigned)v;
+			break;
 		case 'h': usage(stdout); return CQ_EXIT_OK;
 		case 'V': printf("coreq %s\n", COREQ_VERSION); return CQ_EXIT_OK;
 		default: usage(stderr); return CQ_EXIT_USAGE;
