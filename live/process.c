@@ -393,9 +393,21 @@ static struct cq_error *stop_all(int pid)
 /* The architecture of @p pid from its executable's ELF header. */
 static struct cq_error *target_of(int pid, const struct cq_target **ret)
 {
-	char path[64];
+	char path[64], exe[4096];
 	unsigned char h[20];
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	/* a qemu-user guest: the process the kernel knows is qemu, whose registers and stacks
+	 * are the emulator's, not the guest's */
+	ssize_t len = readlink(path, exe, sizeof(exe) - 1);
+	if (len > 0) {
+		exe[len] = 0;
+		const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+		if (!strncmp(base, "qemu-", 5))
+			return cq_error_create(CQ_ERR_PROCESS, "process %d runs under %s: a qemu-user guest cannot be traced "
+					       "as a guest (its threads are the emulator's); take a core of it instead "
+					       "(qemu writes one on a fatal signal, or gdb's gcore through qemu's gdbstub, -g PORT)",
+					       pid, base);
+	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? cq_error_create(CQ_ERR_PROCESS, "process %d: no such process", pid)
