@@ -141,6 +141,18 @@ struct cq_error *cq_core_set_thread_tls(struct cq_core *core, struct cq_thread *
 	return NULL;
 }
 
+struct cq_error *cq_core_set_thread_fpregs(struct cq_thread *th, const uint8_t *desc, size_t size)
+{
+	uint8_t *p = malloc(size ? size : 1);
+	if (!p)
+		return &cq_error_nomem;
+	memcpy(p, desc, size);
+	free(th->fpregs);
+	th->fpregs = p;
+	th->fpregs_size = size;
+	return NULL;
+}
+
 struct cq_error *cq_core_set_auxv(struct cq_core *core, const uint8_t *bytes, size_t size)
 {
 	const struct cq_target *t = core->target;
@@ -191,6 +203,7 @@ void cq_core_close(struct cq_core *core)
 	for (size_t i = 0; i < core->nthreads; i++) {
 		free(core->threads[i].regs);
 		free(core->threads[i].tls_note);
+		free(core->threads[i].fpregs);
 	}
 	free(core->threads);
 	for (size_t i = 0; i < core->nfile_maps; i++)

@@ -109,7 +109,9 @@ static void put_prstatus(struct cq_buf *n, const struct cq_core *core, const str
 	cq_buf_uint(&d, t, 4, 0); /* pr_fpvalid */
 	cq_buf_align(&d, w);
 	core_note(n, t, NT_PRSTATUS, &d);
-	/* the thread's TLS note after it, as the kernel writes it ("LINUX" owner) */
+	/* its floating-point registers, then its TLS note, in the kernel's order */
+	if (th->fpregs)
+		cq_elf_note(n, t, "CORE", 5, NT_FPREGSET, th->fpregs, th->fpregs_size);
 	if (th->tls_note)
 		cq_elf_note(n, t, "LINUX", 6, th->tls_note_type, th->tls_note, th->tls_note_size);
 }

@@ -234,6 +234,11 @@ static struct cq_error *parse_note_segment(struct cq_core *core, uint64_t offset
 			case NT_AUXV: err = note_auxv(core, desc, dsz); break;
 			case NT_SIGINFO: err = note_siginfo(core, desc, dsz); break;
 			case NT_FILE: err = note_file(core, desc, dsz); break;
+			case NT_FPREGSET:
+				/* the thread of the preceding NT_PRSTATUS; bounded as notes are */
+				if (core->nthreads)
+					err = cq_core_set_thread_fpregs(&core->threads[core->nthreads - 1], desc, dsz);
+				break;
 			}
 		} else if (linux_note && (nh.n_type == NT_386_TLS || nh.n_type == NT_ARM_TLS)) {
 			err = note_tls(core, nh.n_type, desc, dsz);

@@ -581,6 +581,11 @@ static struct cq_error *read_threads(struct cq_core *core)
 		err = cq_core_add_thread(core, held_tids[i], 0, regs, iov.iov_len, core->name, &th);
 		if (!err && t->tp_source == CQ_TP_NOTE_386_TLS)
 			err = thread_area(core, th);
+		/* the floating-point registers as NT_FPREGSET holds them (for a snapshot) */
+		uint8_t fp[4096];
+		struct iovec fiov = {fp, sizeof(fp)};
+		if (!err && ptrace(PTRACE_GETREGSET, held_tids[i], (void *)(long)NT_PRFPREG, &fiov) == 0)
+			err = cq_core_set_thread_fpregs(th, fp, fiov.iov_len);
 	}
 	free(regs);
 	return err;
