@@ -141,15 +141,19 @@ struct cq_error *cq_core_set_thread_tls(struct cq_core *core, struct cq_thread *
 	return NULL;
 }
 
-struct cq_error *cq_core_set_thread_fpregs(struct cq_thread *th, const uint8_t *desc, size_t size)
+struct cq_error *cq_core_set_thread_fpregs(struct cq_thread *th, const uint8_t *desc, size_t size, bool copy)
 {
-	uint8_t *p = malloc(size ? size : 1);
-	if (!p)
-		return &cq_error_nomem;
-	memcpy(p, desc, size);
-	free(th->fpregs);
-	th->fpregs = p;
+	uint8_t *p = NULL;
+	if (copy) {
+		if (!(p = malloc(size ? size : 1)))
+			return &cq_error_nomem;
+		memcpy(p, desc, size);
+	}
+	if (th->fpregs_owned)
+		free((void *)th->fpregs);
+	th->fpregs = copy ? p : desc;
 	th->fpregs_size = size;
+	th->fpregs_owned = copy;
 	return NULL;
 }
 
@@ -203,7 +207,8 @@ void cq_core_close(struct cq_core *core)
 	for (size_t i = 0; i < core->nthreads; i++) {
 		free(core->threads[i].regs);
 		free(core->threads[i].tls_note);
-		free(core->threads[i].fpregs);
+		if (core->threads[i].fpregs_owned)
+			free((void *)core->threads[i].fpregs);
 	}
 	free(core->threads);
 	for (size_t i = 0; i < core->nfile_maps; i++)

@@ -59,10 +59,12 @@ struct cq_thread {
 	uint8_t *tls_note;
 	size_t tls_note_size;
 	uint32_t tls_note_type;  /**< NT_386_TLS or NT_ARM_TLS */
-	/** NT_FPREGSET's descriptor as the kernel writes it (x86_64: the fxsave area), kept raw
-	 * for snapshots to write back; NULL when the core had none. */
-	uint8_t *fpregs;
+	/** NT_FPREGSET's descriptor as the kernel writes it (x86_64: the fxsave area), raw, for
+	 * snapshots to write back; NULL when the target gave none. In a core file's notes (not
+	 * copied: they stay mapped while the core is open), or owned (fpregs_owned). */
+	const uint8_t *fpregs;
 	size_t fpregs_size;
+	bool fpregs_owned;
 };
 
 /** One range of NT_FILE: a file mapped at [start, end) from file offset `offset`. */

@@ -235,9 +235,9 @@ static struct cq_error *parse_note_segment(struct cq_core *core, uint64_t offset
 			case NT_SIGINFO: err = note_siginfo(core, desc, dsz); break;
 			case NT_FILE: err = note_file(core, desc, dsz); break;
 			case NT_FPREGSET:
-				/* the thread of the preceding NT_PRSTATUS; bounded as notes are */
+				/* the thread of the preceding NT_PRSTATUS; in the mapped notes, not copied */
 				if (core->nthreads)
-					err = cq_core_set_thread_fpregs(&core->threads[core->nthreads - 1], desc, dsz);
+					err = cq_core_set_thread_fpregs(&core->threads[core->nthreads - 1], desc, dsz, false);
 				break;
 			}
 		} else if (linux_note && (nh.n_type == NT_386_TLS || nh.n_type == NT_ARM_TLS)) {

@@ -59,8 +59,10 @@ struct cq_error *cq_core_add_thread(struct cq_core *core, int32_t tid, int32_t s
 struct cq_error *cq_core_set_thread_tls(struct cq_core *core, struct cq_thread *th, uint32_t type, const uint8_t *desc,
 				       size_t size);
 
-/** Thread @p th's floating-point registers as NT_FPREGSET holds them (kept raw). */
-struct cq_error *cq_core_set_thread_fpregs(struct cq_thread *th, const uint8_t *desc, size_t size);
+/** Thread @p th's floating-point registers as NT_FPREGSET holds them, raw: copied with
+ * @p copy, else @p desc must stay valid while the core is open (a core file's mapped
+ * notes: a core of 100,000 threads costs no copy). */
+struct cq_error *cq_core_set_thread_fpregs(struct cq_thread *th, const uint8_t *desc, size_t size, bool copy);
 
 /** The auxiliary vector from its bytes in the target's layout (pairs of target words up to
  * AT_NULL), as NT_AUXV and /proc/PID/auxv give it; replaces an earlier one. */

@@ -585,7 +585,7 @@ static struct cq_error *read_threads(struct cq_core *core)
 		uint8_t fp[4096];
 		struct iovec fiov = {fp, sizeof(fp)};
 		if (!err && ptrace(PTRACE_GETREGSET, held_tids[i], (void *)(long)NT_PRFPREG, &fiov) == 0)
-			err = cq_core_set_thread_fpregs(th, fp, fiov.iov_len);
+			err = cq_core_set_thread_fpregs(th, fp, fiov.iov_len, true);
 	}
 	free(regs);
 	return err;
