@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "events/events.h"
 #include "corelib/core_write.h"
 #include "live/job.h"
 #include "output/output.h"
@@ -84,7 +85,7 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const char *dir, 
 	}
 	/* the OpenMP and MPI views read what their plugins read (in isolated children, whose
 	 * reads are logged too): where the process has such a runtime, those pages as well */
-	const char *views[2] = {NULL, NULL};
+	const char *views[3] = {NULL, NULL, NULL};
 	struct cq_symref ref;
 	json_t *doc = NULL;
 	if (!(err = cq_core_lookup(core, "ompd_dll_locations", NULL, &ref)) &&
@@ -95,6 +96,12 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const char *dir, 
 	doc = NULL;
 	if (!(err = cq_core_lookup(core, "MPIR_dll_name", NULL, &ref)) && !(err = cq_mqd_report(core, &cli->mqd, &doc)))
 		views[1] = "MPI (MQD)";
+	cq_error_destroy(err);
+	json_decref(doc);
+	doc = NULL;
+	/* coreq's flight recorder: its rings, every event (`coreq events` on the snapshot) */
+	if (!(err = cq_events_read(core, 0, &doc)))
+		views[2] = "events";
 	cq_error_destroy(err);
 	json_decref(doc);
 	err = NULL;
@@ -127,7 +134,7 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const char *dir, 
 		return cq_fail(err);
 	if (list) {
 		json_t *v = json_array();
-		for (int k = 0; k < 2; k++)
+		for (int k = 0; k < 3; k++)
 			if (views[k])
 				json_array_append_new(v, json_string(views[k]));
 		json_t *o = json_pack("{s:i, s:o, s:o, s:I, s:o, s:I, s:I, s:I, s:I}", "pid", pid,
@@ -139,10 +146,10 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const char *dir, 
 			json_object_set_new(o, "rank", json_integer(rank));
 		json_array_append_new(list, o);
 	} else {
-		printf("%s: process %d (%s), %zu threads%s%s%s%s, %llu KiB of memory in %zu pieces, %llu KiB in all; "
+		printf("%s: process %d (%s), %zu threads%s%s%s%s%s%s, %llu KiB of memory in %zu pieces, %llu KiB in all; "
 		       "stopped %u ms\n", path, pid, cq_esc(fname), nthreads, views[0] ? ", " : "", views[0] ? views[0] : "",
-		       views[1] ? ", " : "", views[1] ? views[1] : "", (unsigned long long)ws.data_bytes / 1024, ws.loads,
-		       (unsigned long long)ws.file_bytes / 1024, stopped);
+		       views[1] ? ", " : "", views[1] ? views[1] : "", views[2] ? ", " : "", views[2] ? views[2] : "",
+		       (unsigned long long)ws.data_bytes / 1024, ws.loads, (unsigned long long)ws.file_bytes / 1024, stopped);
 	}
 	return CQ_EXIT_OK;
 }
