@@ -3,8 +3,10 @@
 #include "core_write.h"
 
 #include <elf.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/bytebuf.h"
 #include "base/decode.h"
@@ -166,6 +168,71 @@ nomem:
 	return false;
 }
 
+/* Whether the page at @p addr holds what its mapped file holds there (@p page read from the
+ * target): then a reader takes it from the file, as from a kernel core's left-out pages.
+ * The first page of a mapping at file offset 0 is always kept: it has the ELF headers and
+ * the build-id note, by which readers check they have the right file. */
+static bool same_as_file(const struct cq_core *core, uint64_t addr, const uint8_t *page, size_t len, int *fd,
+			 const char **fd_path)
+{
+	const struct cq_file_map *m = NULL;
+	for (size_t i = 0; i < core->nfile_maps && !m; i++)
+		if (addr >= core->file_maps[i].start && addr + len <= core->file_maps[i].end)
+			m = &core->file_maps[i];
+	if (!m || (addr == m->start && m->offset == 0))
+		return false;
+	if (*fd_path != m->path) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		*fd_path = m->path;
+	}
+	uint8_t buf[4096];
+	return *fd >= 0 && len <= sizeof(buf) &&
+	       pread(*fd, buf, len, (off_t)(m->offset + (addr - m->start))) == (ssize_t)len && !memcmp(buf, page, len);
+}
+
+/* @p ranges less the pages that hold what their mapped files hold (same_as_file), into a
+ * new list. */
+static struct cq_mem_range *drop_file_pages(struct cq_core *core, const struct cq_mem_range *ranges, size_t n,
+					    size_t *nret)
+{
+	size_t cap = n + 16, m = 0;
+	struct cq_mem_range *out = malloc(cap * sizeof(*out));
+	uint8_t page[4096];
+	int fd = -1;
+	const char *fd_path = NULL;
+	for (size_t i = 0; out && i < n; i++) {
+		for (uint64_t a = ranges[i].start; a < ranges[i].end; a += sizeof(page)) {
+			size_t len = ranges[i].end - a < sizeof(page) ? (size_t)(ranges[i].end - a) : sizeof(page);
+			struct cq_error *err = cq_core_read(core, a, page, len);
+			bool drop = !err && same_as_file(core, a, page, len, &fd, &fd_path);
+			cq_error_destroy(err);
+			if (drop)
+				continue;
+			if (m && out[m - 1].end == a) {
+				out[m - 1].end = a + len;
+				continue;
+			}
+			if (m == cap) {
+				cap *= 2;
+				struct cq_mem_range *o = realloc(out, cap * sizeof(*o));
+				if (!o) {
+					free(out);
+					out = NULL;
+					break;
+				}
+				out = o;
+			}
+			out[m++] = (struct cq_mem_range){a, a + len};
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	*nret = m;
+	return out;
+}
+
 struct cq_error *cq_core_write(struct cq_core *core, const char *path, const struct cq_mem_range *ranges, size_t n,
 			       struct cq_core_write_stats *st)
 {
@@ -174,7 +241,13 @@ struct cq_error *cq_core_write(struct cq_core *core, const char *path, const str
 	memset(st, 0, sizeof(*st));
 	struct load *loads = NULL;
 	size_t nloads = 0;
-	if (!plan(core, ranges, n, &loads, &nloads))
+	size_t nkept;
+	struct cq_mem_range *kept = drop_file_pages(core, ranges, n, &nkept);
+	if (!kept)
+		return &cq_error_nomem;
+	bool planned = plan(core, kept, nkept, &loads, &nloads);
+	free(kept);
+	if (!planned)
 		return &cq_error_nomem;
 	if (nloads + 1 >= PN_XNUM) {
 		free(loads);

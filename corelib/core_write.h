@@ -9,8 +9,10 @@
  * signal it was taking, its tid). Memory is written only where asked: each segment of the
  * model becomes PT_LOADs, the pieces inside @p ranges with their bytes (read through the
  * model), the rest without file bytes (p_filesz 0), so the file has the address space's
- * shape and no more data than the analyses read. Readers then take the rest from the
- * mapped files, as they do for a kernel core's left-out pages.
+ * shape and no more data than the analyses read. A page that holds what its mapped file
+ * holds (NT_FILE's file, compared byte for byte) is left out too, but for a mapping's first
+ * page at file offset 0 (ELF headers, the build-id). Readers take the rest from the mapped
+ * files, as they do for a kernel core's left-out pages.
  */
 #ifndef COREQ_CORELIB_CORE_WRITE_H
 #define COREQ_CORELIB_CORE_WRITE_H

@@ -6,9 +6,9 @@
 # (non-zero only when it cannot run).
 #
 #   * the job: tools/bench/mqd_ring.c (every rank blocked in MPI_Waitall on a receive ring)
-#     on Debian's Open MPI 4.1, `mpirun --oversubscribe -np N` (default 64) with ob1 and
-#     MALLOC_ARENA_MAX=1 (one malloc arena: gcore's cores smaller, not coreq's), left
-#     running (no core is made);
+#     on Debian's Open MPI 4.1, `mpirun --oversubscribe -np N` (default 64) with ob1, in the
+#     environment a user has (BENCH_ENV="MALLOC_ARENA_MAX=1" makes gcore's cores smaller:
+#     one malloc arena per rank), left running (no core is made);
 #   * coreq snapshot --job RANK0 -o DIR (one cut: all ranks stopped, then read, with their
 #     stacks and MQD views, then resumed): wall time, the longest any rank was stopped
 #     (coreq's stopped_ms: from its stop to its write), bytes written; the same with only
@@ -58,7 +58,7 @@ donor=$out/ompi-types.so:$out/ompi-ob1-types.so
 
 log "starting a $ranks-rank job"
 (cd "$out" && exec setsid env -i PATH=/usr/bin:/bin HOME=/tmp OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader \
-    OMPI_MCA_opal_signal= OMPI_MCA_mpi_yield_when_idle=1 MALLOC_ARENA_MAX=1 \
+    OMPI_MCA_opal_signal= OMPI_MCA_mpi_yield_when_idle=1 ${BENCH_ENV:-} \
     mpirun --allow-run-as-root --oversubscribe -np "$ranks" "$exe" >run.log 2>&1) &
 job=$!
 trap 'kill -KILL -- -$job 2>/dev/null; wait $job 2>/dev/null' EXIT
