@@ -41,13 +41,34 @@ static long long cpu_ms(int pid)
 	return hz > 0 ? (long long)((ut + st) * 1000 / (unsigned long long)hz) : -1;
 }
 
-/* {tid: [pc...]} of @p st. */
+/* Whether @p module is a runtime's (the C library and loader, MPI and its layers, OpenMP):
+ * a thread waiting in one polls, and its frames there change between samples while the
+ * program's own do not (FACTS.md, "Live processes"). */
+static bool runtime_module(const char *module)
+{
+	static const char *const prefixes[] = {"libc.so", "libc-", "ld-linux", "ld64.so", "linux-vdso", "linux-gate",
+					       "[vdso]", "libpthread", "libmpi", "libopen-pal", "libopen-rte", "libpmix",
+					       "libevent", "libucp", "libucs", "libuct", "libfabric", "libpsm", "mca_",
+					       "libomp", "libgomp", "libiomp", "libhwloc", "libmlx", "libibverbs"};
+	if (!module)
+		return true;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(module, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* {tid: [pc...]} of @p st: per thread the pcs of its frames from the innermost one outside
+ * the runtimes outward (the program's frames: a rank polling in MPI has not moved). */
 static json_t *stack_pcs(const struct cq_stacks *st)
 {
 	json_t *o = json_object();
 	for (size_t i = 0; st && o && i < st->nthreads; i++) {
 		json_t *a = json_array();
-		for (unsigned k = 0; a && k < st->threads[i].nframes; k++)
+		unsigned k = 0;
+		while (k < st->threads[i].nframes && runtime_module(st->threads[i].frames[k].info->module))
+			k++;
+		for (; a && k < st->threads[i].nframes; k++)
 			json_array_append_new(a, json_integer((json_int_t)st->threads[i].frames[k].pc));
 		char key[16];
 		snprintf(key, sizeof(key), "%d", (int)st->threads[i].tid);
