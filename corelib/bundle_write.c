@@ -499,7 +499,7 @@ static size_t wanted_ranges(struct cq_core *core, uint64_t from, uint64_t end, b
 	struct range *r = malloc(cap * sizeof(*r));
 	if (!r)
 		return 0;
-	if (headers_only) {
+	if (headers_only || exec) {
 		/* the ELF header page: program headers are how images are found (AT_PHDR) */
 		uint8_t magic[SELFMAG];
 		struct cq_error *err = NULL;
@@ -507,15 +507,10 @@ static size_t wanted_ranges(struct cq_core *core, uint64_t from, uint64_t end, b
 		    memcmp(magic, ELFMAG, SELFMAG) == 0)
 			r[n++] = (struct range){from, from + 4096};
 		cq_error_destroy(err);
-	} else if (!exec) {
+	}
+	if (!headers_only && !exec) {
 		r[n++] = (struct range){from, end};
-	} else {
-		uint8_t magic[SELFMAG];
-		struct cq_error *err = NULL;
-		if (end - from >= 4096 && !(err = cq_core_read(core, from, magic, SELFMAG)) &&
-		    memcmp(magic, ELFMAG, SELFMAG) == 0)
-			r[n++] = (struct range){from, from + 4096};
-		cq_error_destroy(err);
+	} else if (!headers_only) {
 		for (size_t i = 0; i < core->nimages; i++) {
 			struct cq_image *img = &core->images[i];
 			if (!img->elf || !img->bias_known)

@@ -341,13 +341,12 @@ static struct cq_error *stop_all(int pid)
 					       : cq_error_errno(errno, "process %d: %s", pid, path);
 		bool added = false;
 		struct dirent *e;
-		/* the main thread first: the one a core's first NT_PRSTATUS names */
-		pid_t order[2] = {pid, 0};
+		/* the main thread first (pass 0): the one a core's first NT_PRSTATUS names */
 		for (int pass = 0; pass < 2; pass++) {
 			rewinddir(d);
 			while ((e = readdir(d))) {
 				pid_t tid = (pid_t)atoi(e->d_name);
-				if (tid <= 0 || (pass == 0 && tid != order[0]) || (pass == 1 && tid == order[0]) || is_held(tid))
+				if (tid <= 0 || (pass == 0) != (tid == pid) || is_held(tid))
 					continue;
 				if (nheld == MAX_TIDS) {
 					closedir(d);
