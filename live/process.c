@@ -329,6 +329,23 @@ static bool wait_stop(pid_t tid, int *sig)
 	}
 }
 
+/* Whether thread @p tid of @p pid is gone or exiting (state Z or X in its stat). */
+static bool exiting(int pid, pid_t tid)
+{
+	char path[96], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
 /* Stop every thread of @p pid; the tids into held_tids (the main thread first). */
 static struct cq_error *stop_all(int pid)
 {
@@ -355,8 +372,10 @@ static struct cq_error *stop_all(int pid)
 				}
 				if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
 					int err = errno;
-					if (err == ESRCH && tid != pid)
-						continue; /* the thread ended meanwhile */
+					/* the thread ended meanwhile: gone (ESRCH), or exiting, which the
+					 * kernel refuses to attach with EPERM */
+					if (tid != pid && (err == ESRCH || (err == EPERM && exiting(pid, tid))))
+						continue;
 					closedir(d);
 					return why_not(pid, err);
 				}
