@@ -319,7 +319,10 @@ int cq_cmd_snapshot(struct cq_cli *cli)
 			json_int_t c = json_integer_value(json_object_get(v, "cpu_ms"));
 			if (c >= 0)
 				printf(", %lld ms of CPU meanwhile%s", (long long)c,
-				       json_is_true(json_object_get(v, "moved")) ? "" : c ? ": spinning" : ": blocked");
+				       json_is_true(json_object_get(v, "moved")) ? ""
+				       /* a quarter of the time sampled or more: a loop, not a few wakeups */
+				       : (unsigned long long)c * 4 >= (unsigned long long)cli->interval_ms * (nsamples - 1) ? ": spinning"
+				       : ": blocked");
 			printf("\n");
 		}
 	}
