@@ -65,6 +65,13 @@ struct cq_thread {
 	const uint8_t *fpregs;
 	size_t fpregs_size;
 	bool fpregs_owned;
+	/** NT_PRSTATUS's CPU times, in microseconds: the thread's own, or for the thread group
+	 * leader the whole process's (the kernel writes the group's there; gdb's gcore writes
+	 * 0). */
+	uint64_t utime_us, stime_us;
+	/** NT_PRSTATUS's pr_sigpend and pr_sighold: the thread's pending and blocked signals
+	 * (bit N-1 for signal N, the first word of the set). */
+	uint64_t sigpend, sighold;
 };
 
 /** One range of NT_FILE: a file mapped at [start, end) from file offset `offset`. */
@@ -124,6 +131,10 @@ struct cq_core {
 
 	uint64_t (*auxv)[2];
 	size_t nauxv;
+
+	/** When the process was stopped for this core, ns since the epoch (CLOCK_REALTIME): a
+	 * coreq snapshot's CQ_NT_SNAPSHOT note, or a live process's stop; 0 when unknown. */
+	uint64_t taken_ns;
 
 	bool has_psinfo;
 	int32_t pid, ppid;

@@ -106,6 +106,13 @@ static void put_prstatus(struct cq_buf *n, const struct cq_core *core, const str
 		cq_store_uint(t, p + cq_struct_offset(t, &cq_prstatus_w_desc, CQ_PRSTATUS_CURSIG), 2, (uint64_t)th->signal);
 		cq_store_uint(t, p + cq_struct_offset(t, &cq_prstatus_w_desc, CQ_PRSTATUS_PID), 4, (uint64_t)th->tid);
 		cq_store_uint(t, p + cq_struct_offset(t, &cq_prstatus_w_desc, CQ_PRSTATUS_PPID), 4, (uint64_t)core->ppid);
+		cq_store_uint(t, p + cq_struct_offset(t, &cq_prstatus_w_desc, CQ_PRSTATUS_SIGPEND), w, th->sigpend);
+		cq_store_uint(t, p + cq_struct_offset(t, &cq_prstatus_w_desc, CQ_PRSTATUS_SIGHOLD), w, th->sighold);
+		/* the CPU times as timevals: what tells a rank spinning from one blocked */
+		uint64_t tv[4] = {th->utime_us / 1000000, th->utime_us % 1000000, th->stime_us / 1000000,
+				  th->stime_us % 1000000};
+		for (int i = 0; i < 4; i++)
+			cq_store_uint(t, p + cq_struct_offset(t, &cq_prstatus_w_desc, CQ_PRSTATUS_UTIME + i), w, tv[i]);
 	}
 	cq_buf_put(&d, th->regs, t->reg_block_size);
 	cq_buf_uint(&d, t, 4, 0); /* pr_fpvalid */
@@ -279,6 +286,12 @@ struct cq_error *cq_core_write(struct cq_core *core, const char *path, const str
 		put_file(&notes, core);
 	for (size_t i = 0; i < core->nthreads; i++)
 		put_prstatus(&notes, core, &core->threads[i]);
+	if (core->taken_ns) {
+		/* when it was taken: samples of one process are told apart and timed by it */
+		uint8_t when[8];
+		cq_store_uint(t, when, 8, core->taken_ns);
+		cq_elf_note(&notes, t, "COREQ", 6, CQ_NT_SNAPSHOT, when, sizeof(when));
+	}
 	struct cq_error *err = NULL;
 	if (notes.failed || data.failed) {
 		err = &cq_error_nomem;

@@ -34,10 +34,19 @@
 	X(T, LONG, stime_usec, 1) X(T, LONG, cutime_sec, 1) X(T, LONG, cutime_usec, 1)     \
 	X(T, LONG, cstime_sec, 1) X(T, LONG, cstime_usec, 1)
 
-/** The index of pr_pid, pr_ppid and pr_cursig among CQ_PRSTATUS_FIELDS. */
+/** The index of pr_pid, pr_ppid and pr_cursig among CQ_PRSTATUS_FIELDS (and the others
+ * coreq writes). */
 #define CQ_PRSTATUS_CURSIG 3
+#define CQ_PRSTATUS_SIGPEND 4
+#define CQ_PRSTATUS_SIGHOLD 5
 #define CQ_PRSTATUS_PID 6
 #define CQ_PRSTATUS_PPID 7
+#define CQ_PRSTATUS_UTIME 10 /* _sec, then _usec, stime_sec, stime_usec */
+
+/** A coreq snapshot's own note (name "COREQ", as the bundle notes): u64 in the target's
+ * byte order, when the process was stopped, ns since the epoch. gdb and elfutils pass
+ * over notes of names they do not know. */
+#define CQ_NT_SNAPSHOT 0x434f5210u
 
 /** One ELF note appended to @p b as the kernel lays them out: namesz, descsz, type (in
  * @p t's byte order), the name and the descriptor each padded to 4 (core_write.c). */

@@ -43,8 +43,21 @@ static struct cq_error *note_prstatus(struct cq_core *core, const uint8_t *desc,
 		return cq_error_create(CQ_ERR_MALFORMED, "%s: more than %d NT_PRSTATUS notes",
 				       core->name, CQ_MAX_THREADS);
 	struct cq_thread *th;
-	return cq_core_add_thread(core, (int32_t)h.pid, (int32_t)h.cursig, desc + reg_off, size - reg_off,
-				  core->name, &th);
+	if ((err = cq_core_add_thread(core, (int32_t)h.pid, (int32_t)h.cursig, desc + reg_off, size - reg_off,
+				      core->name, &th)))
+		return err;
+	/* timevals: a negative or out-of-range field (a crafted core) counts as unknown */
+	int64_t tv[4] = {(int64_t)h.utime_sec, (int64_t)h.utime_usec, (int64_t)h.stime_sec, (int64_t)h.stime_usec};
+	bool sane = true;
+	for (int i = 0; i < 4; i++)
+		sane &= tv[i] >= 0 && tv[i] < (i & 1 ? 1000000 : (int64_t)1 << 40);
+	if (sane) {
+		th->utime_us = (uint64_t)tv[0] * 1000000 + (uint64_t)tv[1];
+		th->stime_us = (uint64_t)tv[2] * 1000000 + (uint64_t)tv[3];
+	}
+	th->sigpend = (uint64_t)h.sigpend;
+	th->sighold = (uint64_t)h.sighold;
+	return NULL;
 }
 
 /* NT_386_TLS / NT_ARM_TLS belong to the thread of the preceding NT_PRSTATUS. */
@@ -242,6 +255,9 @@ static struct cq_error *parse_note_segment(struct cq_core *core, uint64_t offset
 			}
 		} else if (linux_note && (nh.n_type == NT_386_TLS || nh.n_type == NT_ARM_TLS)) {
 			err = note_tls(core, nh.n_type, desc, dsz);
+		} else if (nh.n_namesz == 6 && memcmp(name, "COREQ", 6) == 0 && nh.n_type == CQ_NT_SNAPSHOT) {
+			if (dsz >= 8) /* shorter: not one this coreq wrote; the time stays unknown */
+				core->taken_ns = cq_load_uint(core->target, desc, 8);
 		} else if (nh.n_namesz == 6 && memcmp(name, "COREQ", 6) == 0) {
 			err = cq__bundle_note(core, nh.n_type, desc, dsz);
 		}

@@ -525,3 +525,60 @@ void cq_job_print_cycle(FILE *f, const json_t *cycle)
 		fprintf(f, "%s%lld", i ? " -> " : " ", (long long)json_integer_value(json_array_get(cycle, i)));
 	}
 }
+
+void cq_job_verdict_samples(json_t *verdict, const json_t *progress)
+{
+	if (!verdict || !json_array_size(progress))
+		return;
+	const char *kind = str(verdict, "kind") ?: "none";
+	struct cq_ranges stuck, moving, concerned, moved_concerned;
+	cq_ranges_init(&stuck);
+	cq_ranges_init(&moving);
+	cq_ranges_init(&concerned);
+	cq_ranges_init(&moved_concerned);
+	/* the ranks the verdict is about: those that wait and those the waits end on */
+	cq_error_destroy(cq_ranges_parse(str(verdict, "waiting") ?: "", &concerned));
+	cq_error_destroy(cq_ranges_parse(str(verdict, "blocking_ranks") ?: "", &concerned));
+	const json_t *p;
+	size_t i, n = 0;
+	json_int_t span = -1;
+	json_array_foreach(progress, i, p) {
+		const json_t *t = json_object_get(p, "task");
+		const char *state = str(p, "state") ?: "";
+		if (!json_is_integer(t) || json_integer_value(t) < 0)
+			continue;
+		uint64_t r = (uint64_t)json_integer_value(t);
+		n = (size_t)json_integer_value(json_object_get(p, "samples"));
+		if (json_is_integer(json_object_get(p, "span_ms")))
+			span = json_integer_value(json_object_get(p, "span_ms"));
+		if (!strcmp(state, "stuck"))
+			cq_error_destroy(cq_ranges_add(&stuck, r, r));
+		else if (!strcmp(state, "progressing")) {
+			cq_error_destroy(cq_ranges_add(&moving, r, r));
+			if (cq_ranges_has(&concerned, r))
+				cq_error_destroy(cq_ranges_add(&moved_concerned, r, r));
+		}
+	}
+	char *st = cq_ranges_format(&stuck), *mv = cq_ranges_format(&moving), *mc = cq_ranges_format(&moved_concerned);
+	bool confirmed = strcmp(kind, "none") && cq_ranges_count(&concerned) && !cq_ranges_count(&moved_concerned);
+	json_object_set_new(verdict, "samples", json_pack("{s:s, s:s, s:b}", "stuck", st ?: "", "progressing", mv ?: "",
+							  "confirmed", confirmed));
+	json_t *text = NULL;
+	const char *was = str(verdict, "text") ?: "";
+	if (cq_ranges_count(&moved_concerned))
+		text = json_sprintf("%s; but rank%s %s moved between the samples: a slow phase rather than a hang (sample "
+				    "again, longer apart)", was, cq_ranges_count(&moved_concerned) > 1 ? "s" : "", mc ?: "?");
+	else if (confirmed && n > 1 && span >= 0)
+		text = json_sprintf("%s; the same in all %zu samples over %lld ms: a hang", was, n, (long long)span);
+	else if (confirmed && n > 1)
+		text = json_sprintf("%s; the same in all %zu samples: a hang", was, n);
+	if (text)
+		json_object_set_new(verdict, "text", text);
+	free(st);
+	free(mv);
+	free(mc);
+	cq_ranges_deinit(&stuck);
+	cq_ranges_deinit(&moving);
+	cq_ranges_deinit(&concerned);
+	cq_ranges_deinit(&moved_concerned);
+}

@@ -30,6 +30,16 @@
 json_t *cq_job_verdict(const json_t *job);
 
 /**
+ * Qualify the verdict @p verdict (of cq_job_verdict) by repeated samples: @p progress is
+ * an array of job/progress.h results of the job's ranks ("task": the rank). The verdict
+ * gains "samples": {stuck, progressing (ranks as ranges), confirmed (bool: every blocking
+ * and waiting rank had the same program frames in every sample)}, and its text says which:
+ * stuck in every sample (a hang), or the ranks that moved (a slow phase rather than a
+ * hang: sample again).
+ */
+void cq_job_verdict_samples(json_t *verdict, const json_t *progress);
+
+/**
  * A cycle's ranks @p cycle (a JSON array, the first repeated last) as text to @p f:
  * " 0 -> 1 -> 2 -> 0". A long one is shortened to its first and last steps with the
  * number of ranks between ("... 1994 more ..."): a ring of 2000 ranks was a 15 KB line.

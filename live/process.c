@@ -576,6 +576,44 @@ static struct cq_error *thread_area(struct cq_core *core, struct cq_thread *th)
 	return NULL; /* none: the thread pointer stays unknown, as in a core without the note */
 }
 
+/* The hex signal set after @p key ("\nSigPnd:") in /proc status text @p s, 0 if absent. */
+static uint64_t sigset_of(const char *s, const char *key)
+{
+	const char *p = s ? strstr(s, key) : NULL;
+	return p ? strtoull(p + strlen(key), NULL, 16) : 0;
+}
+
+/* What NT_PRSTATUS holds beside the registers, as the kernel fills it: the CPU times (the
+ * leader's are the whole process's), the pending and the blocked signals. A signal sent
+ * to the process (ShdPnd) is pending for each of its threads until one takes it, so each
+ * thread's set includes it. What /proc no longer has (the thread went) stays 0. */
+static void thread_status(int pid, struct cq_thread *th)
+{
+	char path[64], *s;
+	size_t len;
+	if (th->tid == pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, (int)th->tid);
+	long hz = sysconf(_SC_CLK_TCK);
+	if ((s = slurp(path, 1 << 16, &len))) {
+		const char *p = strrchr(s, ')');
+		unsigned long long ut, st;
+		/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+		if (p && hz > 0 && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2) {
+			th->utime_us = ut * 1000000 / (unsigned long long)hz;
+			th->stime_us = st * 1000000 / (unsigned long long)hz;
+		}
+		free(s);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, (int)th->tid);
+	if ((s = slurp(path, 1 << 16, &len))) {
+		th->sigpend = sigset_of(s, "\nSigPnd:") | sigset_of(s, "\nShdPnd:");
+		th->sighold = sigset_of(s, "\nSigBlk:");
+		free(s);
+	}
+}
+
 /* Every held thread's registers into the model, as NT_PRSTATUS would give them. */
 static struct cq_error *read_threads(struct cq_core *core)
 {
@@ -604,12 +642,14 @@ static struct cq_error *read_threads(struct cq_core *core)
 		struct iovec fiov = {fp, sizeof(fp)};
 		if (!err && ptrace(PTRACE_GETREGSET, held_tids[i], (void *)(long)NT_PRFPREG, &fiov) == 0)
 			err = cq_core_set_thread_fpregs(th, fp, fiov.iov_len, true);
+		if (!err)
+			thread_status(pid, th);
 	}
 	free(regs);
 	return err;
 }
 
-static bool stopped_at(int pid, struct timespec *at);
+static bool stopped_at(int pid, struct timespec *at, struct timespec *real);
 
 struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, const struct cq_live_options *lo,
 				 struct cq_core **ret)
@@ -638,8 +678,12 @@ struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, co
 	/* stopped already (cq_process_stop, a job's cut), else now */
 	if (!pid_held(pid) && (err = cq_process_stop(pid, lo)))
 		goto fail;
-	if (!stopped_at(pid, &l->stopped_at))
+	struct timespec real;
+	if (!stopped_at(pid, &l->stopped_at, &real)) {
 		clock_gettime(CLOCK_MONOTONIC, &l->stopped_at);
+		clock_gettime(CLOCK_REALTIME, &real);
+	}
+	core->taken_ns = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec;
 	l->held = true;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
@@ -682,6 +726,28 @@ fail:
 	return err;
 }
 
+struct cq_error *cq_process_check(const struct cq_core *core)
+{
+	const struct live *l = core->source != &live_source ? NULL : core->source_data;
+	if (!l || !l->held)
+		return NULL;
+	/* a held process cannot run, but SIGKILL still ends it: then it is a zombie (Z), dead
+	 * (X), or reaped and gone */
+	char path[64], state = 0, *s;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/stat", l->pid);
+	if ((s = slurp(path, 1 << 16, &len))) {
+		const char *p = strrchr(s, ')');
+		if (p)
+			sscanf(p + 1, " %c", &state);
+		free(s);
+	}
+	if (state && state != 'Z' && state != 'X')
+		return NULL;
+	return cq_error_create(CQ_ERR_PROCESS, "process %d exited while coreq read it (killed?): what was read is not "
+			       "its state (nothing shown, no snapshot written)", l->pid);
+}
+
 unsigned cq_process_stopped_ms(const struct cq_core *core)
 {
 	const struct live *l = core->source != &live_source ? NULL : core->source_data;
@@ -699,6 +765,9 @@ struct cq_error *cq_process_pages(struct cq_core *core, const struct cq_mem_rang
 	*n = 0;
 	if (!l || !l->log)
 		return cq_error_create(CQ_ERR_USAGE, "%s: not a live process's model", core->name);
+	struct cq_error *gone = cq_process_check(core);
+	if (gone)
+		return gone;
 	uint32_t logged = __atomic_load_n(&l->log->n, __ATOMIC_RELAXED);
 	if (logged > LOG_MAX)
 		return cq_error_create(CQ_ERR_PROCESS, "%s: more than %u reads logged: the pages read are not all known",
@@ -729,15 +798,16 @@ struct cq_error *cq_process_pages(struct cq_core *core, const struct cq_mem_rang
 #define MAX_STOPS 4096
 static struct {
 	int pid;
-	struct timespec at;
+	struct timespec at, real; /* CLOCK_MONOTONIC (how long it is held), CLOCK_REALTIME (the note) */
 } stops[MAX_STOPS];
 static size_t nstops;
 
-static bool stopped_at(int pid, struct timespec *at)
+static bool stopped_at(int pid, struct timespec *at, struct timespec *real)
 {
 	for (size_t i = 0; i < nstops; i++)
 		if (stops[i].pid == pid) {
 			*at = stops[i].at;
+			*real = stops[i].real;
 			return true;
 		}
 	return false;
@@ -751,6 +821,7 @@ struct cq_error *cq_process_stop(int pid, const struct cq_live_options *lo)
 	if (nstops < MAX_STOPS) {
 		stops[nstops].pid = pid;
 		clock_gettime(CLOCK_MONOTONIC, &stops[nstops].at);
+		clock_gettime(CLOCK_REALTIME, &stops[nstops].real);
 		nstops++;
 	}
 	if (!nheld) {

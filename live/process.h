@@ -50,6 +50,11 @@ struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, co
 struct cq_mem_range;
 struct cq_error *cq_process_pages(struct cq_core *core, const struct cq_mem_range **ret, size_t *n);
 
+/** Whether the process of the live model @p core is still there, held: NULL, or a
+ * CQ_ERR_PROCESS saying it exited (killed, say) while coreq read it, so that what was read
+ * is not taken for its state. NULL for another source's model. */
+struct cq_error *cq_process_check(const struct cq_core *core);
+
 /** Stop every thread of process @p pid now and keep it held (a job's consistent cut: every
  * rank stopped before any is read); cq_process_open then reads it without stopping it
  * again. The --max-stop bound runs from the first process stopped. */

@@ -164,6 +164,11 @@ long long cq_launcher_env(struct cq_core *core, bool size, const char **which);
 
 void cq_bt_task(struct cq_core *core, json_t *bt);
 
+/** Add "process" to the bt document @p bt: {pid, cpu_ms (the CPU time the process had
+ * used), taken_ms (when a coreq snapshot stopped it, ms since the epoch)}, each null when
+ * the core does not say; what tells samples of one process apart (job/progress.h). */
+void cq_bt_process(const struct cq_core *core, json_t *bt);
+
 struct cq_stack_options;
 /** The coreq-bt/2 document of @p core as `coreq bt --json` gives it: the walk's problems,
  * the core's own, and each stack a missing piece cut short; with @p with_task its MPI

@@ -170,6 +170,7 @@ struct cq_error *cq_bt_document(struct cq_core *core, const struct cq_stack_opti
 	cq_stacks_free(s);
 	if (with_task)
 		cq_bt_task(core, doc);
+	cq_bt_process(core, doc);
 	*ret = doc;
 	return NULL;
 }
@@ -186,6 +187,8 @@ static int print_bt(struct cq_cli *cli, struct cq_core *core, const struct cq_st
 {
 	struct cq_stacks *s;
 	struct cq_error *err = cq_stack_walk_frames(core, opt, &s);
+	if (!err && (err = cq_process_check(core))) /* --pid: a process killed while read */
+		cq_stacks_free(s);
 	if (err) {
 		cq_core_close(core);
 		return cq_fail(err);
@@ -197,6 +200,7 @@ static int print_bt(struct cq_cli *cli, struct cq_core *core, const struct cq_st
 		/* the task (an MPI rank) is for merges: of the whole process only */
 		if (!opt->tid)
 			cq_bt_task(core, doc);
+		cq_bt_process(core, doc);
 		cq_json_add_apport(doc, core);
 		cq_emit_json_items(doc, "threads", s->nthreads, thread_item, s);
 		cq_stacks_free(s);

@@ -243,6 +243,29 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 		}
 	}
 	json_object_set_new(doc, "signal", sig);
+	/* signals sent and not yet taken (NT_PRSTATUS's pr_sigpend; a snapshot adds those sent
+	 * to the whole process): a hung process may sit on the SIGTERM it blocks */
+	json_t *pending = json_array();
+	for (unsigned n = 1; n <= 64; n++) {
+		json_t *tids = json_array();
+		bool blocked = true;
+		for (size_t i = 0; i < core->nthreads; i++)
+			if (core->threads[i].sigpend >> (n - 1) & 1) {
+				json_array_append_new(tids, json_integer(core->threads[i].tid));
+				blocked &= core->threads[i].sighold >> (n - 1) & 1;
+			}
+		const char *name = json_array_size(tids) ? cq_target_signal_name(core->target, (int)n) : NULL;
+		if (json_array_size(tids))
+			json_array_append_new(pending, json_pack("{s:i, s:o, s:o, s:b}", "number", n, "name",
+								 name ? cq_json_str(name) : json_null(), "threads", tids,
+								 "blocked", blocked));
+		else
+			json_decref(tids);
+	}
+	if (json_array_size(pending)) /* only then: what a crash's core seldom has */
+		json_object_set_new(doc, "pending_signals", pending);
+	else
+		json_decref(pending);
 	json_object_set_new(doc, "crashing_thread",
 			    core->crashed ? json_integer(core->threads[core->crash_thread].tid) : json_null());
 	json_object_set_new(doc, "thread_count", json_integer((json_int_t)core->nthreads));
@@ -460,6 +483,14 @@ static void print_info_text(json_t *doc, struct cq_core *core, const struct cq_s
 	else
 		printf(", from %s: no thread crashed (the process was stopped when the core was taken, as gdb's gcore "
 		       "does)\n", jstr(sig, "source"));
+	json_t *ps;
+	size_t pi;
+	json_array_foreach(json_object_get(doc, "pending_signals"), pi, ps) {
+		json_t *tids = json_object_get(ps, "threads");
+		printf("pending:  %lld (%s) in %zu thread%s%s\n", (long long)json_integer_value(json_object_get(ps, "number")),
+		       jstr(ps, "name") ? jstr(ps, "name") : "?", json_array_size(tids), json_array_size(tids) > 1 ? "s" : "",
+		       json_is_true(json_object_get(ps, "blocked")) ? ", blocked by each: not taken" : "");
+	}
 	printf("threads:  %lld\n", (long long)json_integer_value(json_object_get(doc, "thread_count")));
 	print_threads_text(core, stacks, false);
 	const struct cq_thread_stack *cs = NULL;

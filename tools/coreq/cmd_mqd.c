@@ -8,6 +8,7 @@
 #include "mqd/host.h"
 #include "job/mpicall.h"
 #include "job/pool.h"
+#include "job/progress.h"
 #include "job/ranges.h"
 #include "job/tree.h"
 #include "job/verdict.h"
@@ -326,6 +327,56 @@ static json_t *per_rank(struct cq_cli *cli, char **inputs, int n, int workers)
 	return docs;
 }
 
+/* Several documents of one rank are samples of it (`coreq snapshot --job --samples`):
+ * the job view takes each rank's latest, and @p progress (set when there are samples)
+ * says per rank whether its stacks moved (job/progress.h). @p docs is consumed. */
+static json_t *latest_samples(json_t *docs, json_t **progress)
+{
+	json_t *keys = json_array(), *d;
+	size_t i;
+	*progress = NULL;
+	json_array_foreach(docs, i, d) {
+		json_t *rank = json_object_get(d, "rank"), *bt = json_object_get(d, "stacks");
+		/* what job/progress.h compares, named by the rank (the document's own stays as it is) */
+		json_t *key = json_is_object(bt) ? json_pack("{s:O?, s:O?}", "threads", json_object_get(bt, "threads"),
+							      "process", json_object_get(bt, "process"))
+						 : json_object();
+		if (json_is_integer(rank))
+			json_object_set(key, "task", rank);
+		json_array_append_new(keys, key);
+	}
+	json_t *groups = cq_progress_group(keys), *g;
+	if (json_array_size(groups) == json_array_size(docs)) {
+		json_decref(groups);
+		json_decref(keys);
+		return docs; /* one document per rank: no samples */
+	}
+	json_t *out = json_array();
+	*progress = json_array();
+	json_array_foreach(groups, i, g) {
+		json_t *idx = json_object_get(g, "samples"), *x, *bts = json_array();
+		size_t m, pick = (size_t)json_integer_value(json_array_get(idx, json_array_size(idx) - 1));
+		bool stacks = true;
+		json_array_foreach(idx, m, x) {
+			json_t *bt = json_array_get(keys, (size_t)json_integer_value(x));
+			stacks &= json_is_array(json_object_get(bt, "threads"));
+			json_array_append(bts, bt);
+		}
+		json_t *p = stacks && json_array_size(idx) > 1 ? cq_progress_of(bts) : NULL;
+		if (p) {
+			pick = (size_t)json_integer_value(json_array_get(idx, (size_t)json_integer_value(json_object_get(p, "latest"))));
+			json_object_del(p, "latest");
+			json_array_append_new(*progress, p);
+		}
+		json_decref(bts);
+		json_array_append(out, json_array_get(docs, pick));
+	}
+	json_decref(groups);
+	json_decref(keys);
+	json_decref(docs);
+	return out;
+}
+
 static void print_op_ref(json_t *o)
 {
 	printf("rank %lld %s ", (long long)json_integer_value(json_object_get(o, "rank")),
@@ -390,6 +441,10 @@ static void print_job(json_t *job)
 	if (str(job, "error")) {
 		printf("FAILED: %s\n", str(job, "error"));
 		return;
+	}
+	if (json_object_get(job, "progress")) {
+		printf("progress between samples:\n");
+		cq_progress_print(stdout, json_object_get(job, "progress"));
 	}
 	/* where each rank is: what the waits below are taken from */
 	json_array_foreach(json_object_get(job, "calls"), i, x) {
@@ -521,9 +576,19 @@ int cq_cmd_mqd(struct cq_cli *cli)
 	}
 	if (cli->nargs > 1 || cli->dot || cli->svg || cq_is_json_input(cli->args[0])) {
 		long n = cli->workers ? cli->workers : sysconf(_SC_NPROCESSORS_ONLN);
-		json_t *docs = per_rank(cli, cli->args, cli->nargs, n > 0 ? (int)n : 1);
+		json_t *progress;
+		json_t *docs = latest_samples(per_rank(cli, cli->args, cli->nargs, n > 0 ? (int)n : 1), &progress);
 		json_t *job = cq_waitfor_job(docs);
 		json_decref(docs);
+		if (progress) {
+			/* repeated samples: the verdict says whether the ranks it is about moved */
+			cq_job_verdict_samples(json_object_get(job, "verdict"), progress);
+			char *moved = cq_progress_tasks(progress, "progressing");
+			if (moved && *moved && json_object_get(job, "stack_tree"))
+				cq_error_destroy(cq_tree_mark(json_object_get(job, "stack_tree"), "progressing", moved));
+			free(moved);
+			json_object_set_new(job, "progress", progress);
+		}
 		/* a finding outranks missing pieces: a deadlock found among what was known is one */
 		int rc = json_array_size(json_object_get(job, "deadlocks")) ? CQ_EXIT_DEADLOCK :
 			 json_array_size(json_object_get(job, "possible_deadlocks")) ? CQ_EXIT_POSSIBLE_DEADLOCK :

@@ -12,70 +12,13 @@
 
 #include "cli.h"
 #include "events/events.h"
+#include "job/progress.h"
 #include "corelib/core_write.h"
 #include "live/job.h"
 #include "output/output.h"
 
-/* What a sample of the stacks is: per process (its pid, as a key) its threads' frame pcs
- * ({tid: [pc...]}), compared between samples (--samples). */
-static json_t *sample_stacks;
-
-/* The CPU time process @p pid has used, in ms (utime + stime of /proc/PID/stat), -1 when
- * unknown. */
-static long long cpu_ms(int pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	unsigned long long ut, st;
-	/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return -1;
-	long hz = sysconf(_SC_CLK_TCK);
-	return hz > 0 ? (long long)((ut + st) * 1000 / (unsigned long long)hz) : -1;
-}
-
-/* Whether @p module is a runtime's (the C library and loader, MPI and its layers, OpenMP):
- * a thread waiting in one polls, and its frames there change between samples while the
- * program's own do not (FACTS.md, "Live processes"). */
-static bool runtime_module(const char *module)
-{
-	static const char *const prefixes[] = {"libc.so", "libc-", "ld-linux", "ld64.so", "linux-vdso", "linux-gate",
-					       "[vdso]", "libpthread", "libmpi", "libopen-pal", "libopen-rte", "libpmix",
-					       "libevent", "libucp", "libucs", "libuct", "libfabric", "libpsm", "mca_",
-					       "libomp", "libgomp", "libiomp", "libhwloc", "libmlx", "libibverbs"};
-	if (!module)
-		return true;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(module, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return false;
-}
-
-/* {tid: [pc...]} of @p st: per thread the pcs of its frames from the innermost one outside
- * the runtimes outward (the program's frames: a rank polling in MPI has not moved). */
-static json_t *stack_pcs(const struct cq_stacks *st)
-{
-	json_t *o = json_object();
-	for (size_t i = 0; st && o && i < st->nthreads; i++) {
-		json_t *a = json_array();
-		unsigned k = 0;
-		while (k < st->threads[i].nframes && runtime_module(st->threads[i].frames[k].info->module))
-			k++;
-		for (; a && k < st->threads[i].nframes; k++)
-			json_array_append_new(a, json_integer((json_int_t)st->threads[i].frames[k].pc));
-		char key[16];
-		snprintf(key, sizeof(key), "%d", (int)st->threads[i].tid);
-		json_object_set_new(o, key, a);
-	}
-	return o;
-}
+/* The bt documents of every process of every sample (--samples), for job/progress.h. */
+static json_t *sample_bts;
 
 /* One process: its snapshot as DIR/core.PID (a job's rank: DIR/rankR.core), a line (or an
  * object) saying what it holds. */
@@ -90,20 +33,34 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const char *dir, 
 	struct cq_stack_options opt = {.max_frames = cli->max_frames};
 	struct cq_stacks *st = NULL;
 	struct cq_error *err = cq_stack_walk_frames(core, &opt, &st);
-	size_t nthreads = st ? st->nthreads : 0;
-	if (sample_stacks) {
-		char key[16];
-		snprintf(key, sizeof(key), "%d", pid);
-		json_t *pcs = stack_pcs(st);
-		/* the CPU time so far beside the stacks (a stack that does not move may still spin) */
-		json_object_set_new(pcs, "cpu_ms", json_integer(cpu_ms(pid)));
-		json_object_set_new(sample_stacks, key, pcs);
-	}
-	cq_stacks_free(st);
 	if (err) {
 		cq_core_close(core);
 		return cq_fail(err);
 	}
+	size_t nthreads = st->nthreads;
+	/* a sample (--samples): what job/progress.h compares, taken from the walk as it is (a
+	 * bt document's other members cost time while the process is held) */
+	json_t *bt = json_pack("{s:s, s:[]}", "schema", "coreq-bt/2", "threads");
+	for (size_t i = 0; bt && i < st->nthreads; i++) {
+		json_t *frames = json_array();
+		for (unsigned k = 0; k < st->threads[i].nframes; k++) {
+			const struct cq_frame *f = &st->threads[i].frames[k];
+			json_array_append_new(frames, json_pack("{s:o, s:s?}", "pc", cq_json_addr(f->pc), "module",
+								f->info ? f->info->module : NULL));
+		}
+		json_array_append_new(json_object_get(bt, "threads"),
+				      json_pack("{s:i, s:o}", "tid", (int)st->threads[i].tid, "frames", frames));
+	}
+	cq_stacks_free(st);
+	/* with its rank from the launcher's variables: the environment's pages are then in the
+	 * snapshot too, and `coreq stacks` on it numbers the ranks as on the live job */
+	cq_bt_task(core, bt);
+	if (rank >= 0 && !json_is_integer(json_object_get(bt, "task"))) /* the launcher's (live/job.h) */
+		json_object_set_new(bt, "task", json_integer(rank));
+	cq_bt_process(core, bt);
+	if (sample_bts)
+		json_array_append(sample_bts, bt);
+	json_decref(bt);
 	/* the OpenMP and MPI views read what their plugins read (in isolated children, whose
 	 * reads are logged too): where the process has such a runtime, those pages as well */
 	const char *views[3] = {NULL, NULL, NULL};
@@ -146,6 +103,9 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const char *dir, 
 		snprintf(path, sizeof(path), "%s/core.%d", dir, pid);
 	struct cq_core_write_stats ws;
 	err = cq_core_write(core, path, copy, n, &ws);
+	/* killed after its pages were listed: the core holds what could no longer be read */
+	if (!err && (err = cq_process_check(core)))
+		unlink(path);
 	unsigned stopped = cq_process_stopped_ms(core);
 	char fname[17];
 	memcpy(fname, core->fname, sizeof(fname));
@@ -209,46 +169,6 @@ static int snapshot_job(struct cq_cli *cli, int pid, const char *dir, json_t *li
 	return rc;
 }
 
-/* Add tid @p tid to @p moved once. */
-static void add_moved(json_t *moved, const char *tid)
-{
-	size_t m;
-	json_t *x;
-	json_array_foreach(moved, m, x)
-		if (json_integer_value(x) == atoi(tid))
-			return;
-	json_array_append_new(moved, json_integer(atoi(tid)));
-}
-
-/* Per process, whether its stacks moved between the samples (@p samples: one
- * {pid: {tid: [pc...]}} per sample): {pid: {moved, threads_moved: [tid...]}}. A thread that
- * came or went between samples counts as moved. */
-static json_t *progress(json_t *samples)
-{
-	json_t *out = json_object(), *first = json_array_get(samples, 0), *base;
-	const char *pid;
-	json_object_foreach(first, pid, base) {
-		json_t *moved = json_array(), *s, *pcs;
-		const char *tid;
-		size_t k;
-		json_array_foreach(samples, k, s) {
-			json_t *other = json_object_get(s, pid);
-			json_object_foreach(base, tid, pcs)
-				if (strcmp(tid, "cpu_ms") && (!other || !json_equal(pcs, json_object_get(other, tid))))
-					add_moved(moved, tid);
-			json_object_foreach(other, tid, pcs)
-				if (strcmp(tid, "cpu_ms") && !json_object_get(base, tid))
-					add_moved(moved, tid);
-		}
-		json_t *last = json_object_get(json_array_get(samples, json_array_size(samples) - 1), pid);
-		json_int_t c0 = json_integer_value(json_object_get(base, "cpu_ms")),
-			   c1 = json_integer_value(json_object_get(last, "cpu_ms"));
-		json_object_set_new(out, pid, json_pack("{s:b, s:o, s:I}", "moved", json_array_size(moved) > 0,
-							 "threads_moved", moved, "cpu_ms", c0 >= 0 && c1 >= c0 ? c1 - c0 : -1));
-	}
-	return out;
-}
-
 int cq_cmd_snapshot(struct cq_cli *cli)
 {
 	if (cli->nargs < 1 || cli->pid || (cli->job && cli->nargs != 1)) {
@@ -258,15 +178,18 @@ int cq_cmd_snapshot(struct cq_cli *cli)
 	}
 	const char *base = cli->output ? cli->output : ".";
 	unsigned nsamples = cli->samples ? cli->samples : 1;
-	json_t *list = cli->json ? json_array() : NULL, *samples = nsamples > 1 ? json_array() : NULL;
+	json_t *list = cli->json ? json_array() : NULL;
+	sample_bts = nsamples > 1 ? json_array() : NULL;
 	int rc = CQ_EXIT_OK;
 	char **args = cli->args;
 	int nargs = cli->nargs;
 	for (unsigned k = 0; k < nsamples; k++) {
 		char dir[PATH_MAX];
 		if (nsamples > 1) {
-			/* DIR/sample1, DIR/sample2, ...: one set of cores per sample */
-			snprintf(dir, sizeof(dir), "%s/sample%u", base, k + 1);
+			/* DIR/sample1, DIR/sample2, ...: one set of cores per sample; numbers of equal
+			 * width (sample01 ... sample12), so that DIR/sample* lists them in order */
+			int width = snprintf(NULL, 0, "%u", nsamples);
+			snprintf(dir, sizeof(dir), "%s/sample%0*u", base, width, k + 1);
 			if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
 				fprintf(stderr, "coreq: snapshot: %s: %s\n", dir, strerror(errno));
 				rc = CQ_EXIT_IO;
@@ -274,7 +197,6 @@ int cq_cmd_snapshot(struct cq_cli *cli)
 			}
 			if (k)
 				usleep(cli->interval_ms * 1000u);
-			sample_stacks = json_object();
 		} else {
 			snprintf(dir, sizeof(dir), "%s", base);
 		}
@@ -290,41 +212,29 @@ int cq_cmd_snapshot(struct cq_cli *cli)
 			if (r && !rc)
 				rc = r;
 		}
-		if (samples)
-			json_array_append_new(samples, sample_stacks);
-		sample_stacks = NULL;
 	}
 	cli->args = args;
 	cli->nargs = nargs;
 	cli->pid = 0;
-	json_t *moved = samples ? progress(samples) : NULL;
-	json_decref(samples);
-	if (moved && !list) {
-		/* STAT's use of repeated samples: a hang is told from a slow phase */
-		const char *pid;
-		json_t *v;
-		json_object_foreach(moved, pid, v) {
-			json_t *t = json_object_get(v, "threads_moved");
-			printf("process %s: %s", pid, json_is_true(json_object_get(v, "moved")) ? "progressing" : "stuck");
-			if (json_is_true(json_object_get(v, "moved"))) {
-				printf(" (threads whose stack moved:");
-				size_t m;
-				json_t *x;
-				json_array_foreach(t, m, x)
-					printf(" %lld", (long long)json_integer_value(x));
-				printf(")");
-			} else {
-				printf(" (the same stacks in %u samples %u ms apart)", nsamples, cli->interval_ms);
-			}
-			json_int_t c = json_integer_value(json_object_get(v, "cpu_ms"));
-			if (c >= 0)
-				printf(", %lld ms of CPU meanwhile%s", (long long)c,
-				       json_is_true(json_object_get(v, "moved")) ? ""
-				       /* a quarter of the time sampled or more: a loop, not a few wakeups */
-				       : (unsigned long long)c * 4 >= (unsigned long long)cli->interval_ms * (nsamples - 1) ? ": spinning"
-				       : ": blocked");
-			printf("\n");
+	/* STAT's use of repeated samples: a hang is told from a slow phase (job/progress.h) */
+	json_t *moved = NULL;
+	if (sample_bts) {
+		json_t *groups = cq_progress_group(sample_bts), *g;
+		moved = json_array();
+		size_t i;
+		json_array_foreach(groups, i, g) {
+			json_t *docs = json_array(), *x;
+			size_t m;
+			json_array_foreach(json_object_get(g, "samples"), m, x)
+				json_array_append(docs, json_array_get(sample_bts, (size_t)json_integer_value(x)));
+			json_array_append_new(moved, cq_progress_of(docs));
+			json_decref(docs);
 		}
+		json_decref(groups);
+		json_decref(sample_bts);
+		sample_bts = NULL;
+		if (!list)
+			cq_progress_print(stdout, moved);
 	}
 	if (list) {
 		json_t *doc = json_pack("{s:s, s:o}", "schema", "coreq-snapshot/1", "snapshots", list);

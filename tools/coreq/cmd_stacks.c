@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "base/text.h"
 #include "job/pool.h"
+#include "job/progress.h"
 #include "job/tree.h"
 #include "stack/stack.h"
 
@@ -26,10 +27,12 @@ static json_t *walk_core(struct cq_cli *cli, const char *path, struct cq_error *
 	json_t *bt = NULL;
 	struct cq_stack_options opt = {.max_frames = cli->max_frames};
 	/* one stack per process is the crashing thread's: only it is walked (a core of 2,000
-	 * threads of 400 frames each cost 1 GB walking them all to show one) */
-	if (!cli->all_threads && core->nthreads)
+	 * threads of 400 frames each cost 1 GB walking them all to show one). A coreq
+	 * snapshot's every thread is: it is small, and one of samples of a process, whose
+	 * progress counts every thread (job/progress.h) */
+	if (!cli->all_threads && core->nthreads && !core->taken_ns)
 		opt.tid = core->threads[core->crash_thread < core->nthreads ? core->crash_thread : 0].tid;
-	*err = cq_bt_document(core, &opt, true, &bt); /* as `coreq bt --json` makes it */
+	*err = cq_bt_document(core, &opt, true, &bt); /* as `coreq bt --json` makes it (and its "process") */
 	cq_core_close(core);
 	return bt;
 }
@@ -57,7 +60,7 @@ int cq_cmd_stacks(struct cq_cli *cli)
 	struct cq_tree *t = cq_tree_create(cli->tree_by, cli->all_threads);
 	if (!t)
 		return CQ_EXIT_INTERNAL;
-	int failed = 0, rc = CQ_EXIT_OK, ncores = 0;
+	int failed = 0, merged = 0, rc = CQ_EXIT_OK, ncores = 0;
 	char *first_why = NULL;
 	json_t *failures = json_array();
 	/* cores are walked in worker processes (job/pool.h) when there are several */
@@ -68,18 +71,14 @@ int cq_cmd_stacks(struct cq_cli *cli)
 	json_t *made = ncores > 1 ? cq_pool_run(cli->nargs, cores, workers > 0 ? (int)workers : 1, core_job, cli,
 						 "coreq stacks", "cores walked") : NULL;
 	free(cores);
+	/* first every input's document (a bt document, a tree, or why it failed) */
+	json_t *docs = json_array(), *whys = json_array();
 	for (int i = 0; i < cli->nargs; i++) {
 		const char *path = cli->args[i];
-		struct cq_error *err = NULL;
 		char *why = NULL;
 		json_t *doc;
 		if (cq_is_json_input(path)) {
 			doc = cq_load_doc(path, &why);
-			const char *schema = json_string_value(json_object_get(doc, "schema"));
-			if (doc && schema && !strcmp(schema, "coreq-stacks/1"))
-				err = cq_tree_add_tree(t, doc, path);
-			else if (doc)
-				err = cq_tree_add_bt(t, doc, path);
 		} else {
 			doc = made ? json_incref(json_array_get(made, (size_t)i)) : core_job(cli, i);
 			const char *werr = json_string_value(json_object_get(doc, "error"));
@@ -87,10 +86,54 @@ int cq_cmd_stacks(struct cq_cli *cli)
 				why = strdup("the worker walking this core died");
 			else if (werr && !json_object_get(doc, "schema"))
 				why = strdup(werr);
-			else
-				err = cq_tree_add_bt(t, doc, path);
 		}
-		json_decref(doc);
+		if (why) {
+			json_decref(doc);
+			doc = NULL;
+		}
+		json_array_append_new(docs, doc ? doc : json_null());
+		json_array_append_new(whys, why ? json_string(why) : json_null());
+		free(why);
+	}
+	/* several bt documents of one process (the same rank, or pid) are samples of it
+	 * (`coreq snapshot --samples`): the tree shows its latest, and the progress says
+	 * whether it moved (job/progress.h) */
+	json_t *bts = json_array(), *d;
+	size_t di;
+	json_array_foreach(docs, di, d) {
+		const char *schema = json_string_value(json_object_get(d, "schema"));
+		json_array_append(bts, schema && !strcmp(schema, "coreq-stacks/1") ? json_null() : d);
+	}
+	json_t *groups = cq_progress_group(bts), *g, *progress = json_array();
+	bool sampled = false;
+	json_array_foreach(groups, di, g)
+		sampled |= json_array_size(json_object_get(g, "samples")) > 1;
+	json_array_foreach(groups, di, g) {
+		json_t *idx = json_object_get(g, "samples");
+		size_t pick = (size_t)json_integer_value(json_array_get(idx, 0));
+		if (sampled && json_is_object(json_array_get(bts, pick))) {
+			json_t *samples = json_array(), *x;
+			size_t m;
+			json_array_foreach(idx, m, x)
+				json_array_append(samples, json_array_get(bts, (size_t)json_integer_value(x)));
+			json_t *p = cq_progress_of(samples);
+			json_decref(samples);
+			if (p) {
+				pick = (size_t)json_integer_value(json_array_get(idx, (size_t)json_integer_value(json_object_get(p, "latest"))));
+				json_object_del(p, "latest");
+				json_array_append_new(progress, p);
+			}
+		}
+		int i = (int)pick;
+		const char *path = cli->args[i];
+		json_t *doc = json_array_get(docs, pick);
+		char *why = json_is_string(json_array_get(whys, pick)) ? strdup(json_string_value(json_array_get(whys, pick))) : NULL;
+		struct cq_error *err = NULL;
+		const char *schema = json_string_value(json_object_get(doc, "schema"));
+		if (!why && schema && !strcmp(schema, "coreq-stacks/1"))
+			err = cq_tree_add_tree(t, doc, path);
+		else if (!why)
+			err = cq_tree_add_bt(t, doc, path);
 		if (err && !why) {
 			why = strdup(err->message);
 			/* inputs that cannot be merged together (tree.h): no tree is sound */
@@ -98,6 +141,7 @@ int cq_cmd_stacks(struct cq_cli *cli)
 				rc = err->code == CQ_ERR_NOMEM ? CQ_EXIT_INTERNAL : CQ_EXIT_USAGE;
 		}
 		cq_error_destroy(err);
+		merged += !why;
 		if (why) {
 			failed++;
 			json_array_append_new(failures, json_pack("{s:o, s:o}", "input", cq_json_str(path), "error",
@@ -110,7 +154,11 @@ int cq_cmd_stacks(struct cq_cli *cli)
 		if (rc)
 			break; /* inputs that cannot be merged, or out of memory: nothing sound to show */
 	}
-	if (!rc && failed == cli->nargs) {
+	json_decref(groups);
+	json_decref(bts);
+	json_decref(docs);
+	json_decref(whys);
+	if (!rc && !merged) {
 		fprintf(stderr, "coreq: no input could be merged (%d of %d failed); the first: %s\n", failed,
 			cli->nargs, cq_esc(first_why ? first_why : "?"));
 		rc = CQ_EXIT_IO;
@@ -121,6 +169,7 @@ int cq_cmd_stacks(struct cq_cli *cli)
 		free(first_why);
 		json_decref(failures);
 		json_decref(made);
+		json_decref(progress);
 		cq_tree_destroy(t);
 		return rc;
 	}
@@ -133,6 +182,16 @@ int cq_cmd_stacks(struct cq_cli *cli)
 		return CQ_EXIT_INTERNAL;
 	}
 	json_object_set_new(out, "failed", failures);
+	if (sampled) {
+		/* the progressing ranks marked in the tree: where they were last seen */
+		char *moved = cq_progress_tasks(progress, "progressing");
+		if (moved && *moved && !strcmp(json_string_value(json_object_get(out, "task_source")) ?: "", "rank"))
+			cq_error_destroy(cq_tree_mark(out, "progressing", moved));
+		free(moved);
+		json_object_set_new(out, "progress", progress);
+	} else {
+		json_decref(progress);
+	}
 	rc = failed || json_array_size(json_object_get(out, "problems")) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 	if (cli->dot || cli->svg) {
 		int grc = cq_write_graph(cli, cq_tree_dot(out));
@@ -145,6 +204,10 @@ int cq_cmd_stacks(struct cq_cli *cli)
 	}
 	const char *nc = getenv("NO_COLOR");
 	cq_tree_print(out, stdout, isatty(STDOUT_FILENO) && !(nc && *nc));
+	if (json_object_get(out, "progress")) {
+		printf("\nprogress between samples:\n");
+		cq_progress_print(stdout, json_object_get(out, "progress"));
+	}
 	json_t *f;
 	size_t i;
 	json_array_foreach(json_object_get(out, "failed"), i, f) /* each error names its input */

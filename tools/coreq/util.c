@@ -250,6 +250,22 @@ void cq_bt_task(struct cq_core *core, json_t *bt)
 	}
 }
 
+void cq_bt_process(const struct cq_core *core, json_t *bt)
+{
+	/* the kernel writes the whole process's CPU time into its leader's NT_PRSTATUS; a core
+	 * without the leader's: the sum of the threads it has */
+	const struct cq_thread *leader = core->has_psinfo ? cq_core_thread((struct cq_core *)core, core->pid) : NULL;
+	uint64_t us = 0;
+	for (size_t i = 0; i < core->nthreads; i++)
+		if (!leader || &core->threads[i] == leader)
+			us += core->threads[i].utime_us + core->threads[i].stime_us;
+	json_object_set_new(bt, "process",
+			    json_pack("{s:o, s:o, s:o}", "pid", core->has_psinfo ? json_integer(core->pid) : json_null(),
+				      /* all 0: gdb's gcore (it writes none), unless coreq took it */
+				      "cpu_ms", us || core->taken_ns ? json_integer((json_int_t)(us / 1000)) : json_null(), "taken_ms",
+				      core->taken_ns ? json_integer((json_int_t)(core->taken_ns / 1000000)) : json_null()));
+}
+
 void cq_release(json_t *doc, struct cq_core *core)
 {
 #ifndef CQ_FREE_AT_EXIT
