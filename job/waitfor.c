@@ -168,7 +168,8 @@ static void add_op(struct job *j, int rank, int cls, int comm, json_t *op)
 		.rank = rank, .cls = cls, .comm = comm,
 		.peer = (int)peer,
 		.tag = json_is_integer(tag) ? (int)json_integer_value(tag) : ANY,
-		.length = json_integer_value(json_object_get(op, "length")),
+		/* -1: not known (an operation known from the stack only) */
+		.length = json_is_integer(json_object_get(op, "length")) ? json_integer_value(json_object_get(op, "length")) : -1,
 		.pending = pending, .pending_by_stack = by_stack,
 		.match = -1};
 }
@@ -403,8 +404,8 @@ static void label_comms(struct job *j)
 static json_t *op_ref(const struct job *j, const struct op *o)
 {
 	static const char *const kinds[] = {"send", "receive", "unexpected"};
-	json_t *r = json_pack("{s:s, s:i, s:s, s:I}", "kind", kinds[o->cls], "rank", o->rank,
-			      "comm", comm_name(j, o->comm), "length", o->length);
+	json_t *r = json_pack("{s:s, s:i, s:s, s:o}", "kind", kinds[o->cls], "rank", o->rank,
+			      "comm", comm_name(j, o->comm), "length", o->length >= 0 ? json_integer(o->length) : json_null());
 	json_object_set_new(r, "peer", o->peer == ANY ? cq_json_str("any") : json_integer(o->peer));
 	json_object_set_new(r, "tag", o->tag == ANY ? cq_json_str("any") : json_integer(o->tag));
 	if (o->pending_by_stack)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "commarg.h"
+#include "mpich.h"
 #include "corelib/image.h"
 #include "base/text.h"
 #include "corelib/types.h"
@@ -26,6 +27,18 @@ json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value, const cha
 			json_object_set_new(c, "name", json_string(predefined[i].name));
 			return c;
 		}
+	}
+	/* MPICH: the argument is a handle (an int), its MPIR_Comm found from it (mpich.h) */
+	uint64_t at, ctx;
+	const char *mname;
+	if (cq_mpich_comm_handle(core, value, &at, &mname)) {
+		if (mname)
+			json_object_set_new(c, "name", json_string(mname));
+		else if (cq_mpich_comm_context(core, at, &ctx))
+			json_object_set_new(c, "id", json_integer((json_int_t)ctx));
+		else
+			json_object_set_new(c, "id_unknown", cq_json_str("MPICH's MPIR_Comm of this handle could not be read"));
+		return c;
 	}
 	/* another one: its context id, where a type donor says where the field is */
 	const struct cq_type *t;

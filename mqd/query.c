@@ -15,6 +15,7 @@
 #include "plugin/isolate.h"
 #include "corelib/types.h"
 #include "query.h"
+#include "mpich.h"
 
 #define MAX_COMMS 65536     /* communicators listed at most (a DLL looping is cut) */
 #define MAX_OPS 100000      /* operations per queue */
@@ -29,6 +30,9 @@ struct q {
 	const struct cq_isolate_deaths *skip;
 	cq_mqs_image *image;
 	cq_mqs_process *process;
+	/* the communicator whose queues are being listed: its members' world ranks (NULL when
+	 * unknown), for the operations whose DLL gives no world rank (MPICH's gives -1) */
+	const json_t *group;
 };
 
 static void emit(struct q *q, json_t *rec)
@@ -144,6 +148,28 @@ static json_t *rank_json(int64_t v)
 	return v < 0 ? cq_json_str("any") : json_integer(v);
 }
 
+/* The world rank of an operation's peer: the DLL's @p global, or where the DLL gives -1
+ * for a peer it names by local rank @p local (MPICH's DLL does for every operation), the
+ * member of the communicator's group at @p local, flagged; null when that group is
+ * unknown: -1 then means "not known", not MPI_ANY_SOURCE. */
+static json_t *peer_global(struct q *q, int64_t local, int64_t global, json_t *flags, const char *which)
+{
+	if (global >= 0 || local < 0)
+		return rank_json(global);
+	const json_t *m = json_array_get(q->group, (size_t)local);
+	char b[160];
+	if (json_is_integer(m)) {
+		snprintf(b, sizeof(b), "%s_global_rank: the DLL gave -1 for local rank %" PRId64 "; the world rank is the "
+			 "communicator's member %" PRId64, which, local, local);
+		json_array_append_new(flags, cq_json_str(b));
+		return json_integer(json_integer_value(m));
+	}
+	snprintf(b, sizeof(b), "%s_global_rank: the DLL gave -1 for local rank %" PRId64 " and the communicator's "
+		 "group is unknown: the world rank is not known", which, local);
+	json_array_append_new(flags, cq_json_str(b));
+	return json_null();
+}
+
 static json_t *op_json(struct q *q, const struct op *o, int cls)
 {
 	static const char *const status[] = {"pending", "matched", "complete"};
@@ -154,7 +180,7 @@ static json_t *op_json(struct q *q, const struct op *o, int cls)
 	int64_t gr = fix_int(q, o->desired_global_rank, flags, "desired_global_rank");
 	int64_t tag = o->tag_wild ? 0 : fix_int(q, o->desired_tag, flags, "desired_tag");
 	json_object_set_new(j, "peer", rank_json(lr));
-	json_object_set_new(j, "peer_global", rank_json(gr));
+	json_object_set_new(j, "peer_global", peer_global(q, lr, gr, flags, "desired"));
 	json_object_set_new(j, "tag", o->tag_wild ? cq_json_str("any") : json_integer(tag));
 	/* MPI's tags are nonnegative (MPI-4.0 3.2.3): a negative one other than MPI_ANY_TAG is
 	 * the library's own, a collective's point-to-point traffic (coreq's DLL lists them) */
@@ -167,7 +193,9 @@ static json_t *op_json(struct q *q, const struct op *o, int cls)
 	if (cls == CQ_MQS_PENDING_SENDS || o->status >= CQ_MQS_ST_MATCHED) {
 		json_t *a = json_object();
 		json_object_set_new(a, "peer", rank_json(fix_int(q, o->actual_local_rank, flags, "actual_local_rank")));
-		json_object_set_new(a, "peer_global", rank_json(fix_int(q, o->actual_global_rank, flags, "actual_global_rank")));
+		json_object_set_new(a, "peer_global",
+				    peer_global(q, fix_int(q, o->actual_local_rank, NULL, "actual_local_rank"),
+						fix_int(q, o->actual_global_rank, flags, "actual_global_rank"), flags, "actual"));
 		json_object_set_new(a, "tag", json_integer(fix_int(q, o->actual_tag, flags, "actual_tag")));
 		json_object_set_new(a, "length", json_integer(o->actual_length));
 		json_object_set_new(j, "actual", a);
@@ -236,6 +264,27 @@ static json_t *queue_json(struct q *q, int cls, const char *comm)
 	return j;
 }
 
+/* Without mqs_get_comm_group: the members MPI itself gives a communicator of @p name and
+ * @p size into @p j ("group", "group_from"): MPI_COMM_WORLD's (and MPICH's internal copy
+ * of it, MPI_ICOMM_WORLD) are the world ranks in order, MPI_COMM_SELF's the process
+ * itself (its world rank: MPI_COMM_WORLD's local rank, which MPICH lists first). */
+static bool semantic_group(struct q *q, json_t *j, const char *name, int64_t size)
+{
+	json_t *g = json_array();
+	if (!strcmp(name, "MPI_COMM_WORLD") || !strcmp(name, "MPI_ICOMM_WORLD")) {
+		for (int64_t i = 0; i < size; i++)
+			json_array_append_new(g, json_integer(i));
+	} else if (!strcmp(name, "MPI_COMM_SELF") && size == 1 && q->process->global_rank >= 0) {
+		json_array_append_new(g, json_integer(q->process->global_rank));
+	} else {
+		json_decref(g);
+		return false;
+	}
+	json_object_set_new(j, "group", g);
+	json_object_set_new(j, "group_from", json_string("MPI (the DLL has no mqs_get_comm_group)"));
+	return true;
+}
+
 static void query_communicators(struct q *q)
 {
 	int rc = CALL(q, q->api.mqs_update_communicator_list(q->process), "mqs_update_communicator_list");
@@ -256,7 +305,10 @@ static void query_communicators(struct q *q)
 		rc = CALL(q, q->api.mqs_get_communicator(q->process, &c), "mqs_get_communicator(%s)", what);
 		if (rc != CQ_MQS_OK)
 			break;
-		uint64_t id = q->width == 4 ? c.w4.unique_id : c.w8.unique_id;
+		uint64_t id = q->width == 4 ? c.w4.unique_id : c.w8.unique_id, ctx;
+		/* MPICH's DLL names a communicator by its address, which differs between ranks:
+		 * its context id is the same in every member (mqd/mpich.h) */
+		bool mpich = cq_mpich_comm_context(q->core, id, &ctx);
 		json_t *cflags = json_array();
 		int64_t rank = fix_int(q, q->width == 4 ? c.w4.local_rank : c.w8.local_rank, cflags, "local_rank");
 		int64_t size = q->width == 4 ? c.w4.size : c.w8.size;
@@ -266,7 +318,13 @@ static void query_communicators(struct q *q)
 		json_t *j = json_object();
 		json_object_set_new(j, "record", cq_json_str("communicator"));
 		json_object_set_new(j, "index", json_integer(n));
-		json_object_set_new(j, "id", json_integer((json_int_t)id));
+		json_object_set_new(j, "id", json_integer((json_int_t)(mpich ? ctx : id)));
+		if (mpich) {
+			char a[24];
+			snprintf(a, sizeof(a), "0x%" PRIx64, id);
+			json_object_set_new(j, "address", json_string(a));
+			json_object_set_new(j, "id_from", json_string("context_id (MPIR_Comm at the DLL's unique_id)"));
+		}
 		json_object_set_new(j, "name", cq_json_str(name));
 		json_object_set_new(j, "size", json_integer(size));
 		json_object_set_new(j, "local_rank", json_integer(rank));
@@ -279,7 +337,7 @@ static void query_communicators(struct q *q)
 		if (size == 0) {
 			json_object_set_new(j, "group", json_array());
 		} else if (size > 0 && size <= MAX_GROUP) {
-			int *ranks = calloc((size_t)size, sizeof(int));
+			int *ranks = q->api.mqs_get_comm_group ? calloc((size_t)size, sizeof(int)) : NULL;
 			int grc = ranks ? CALL(q, q->api.mqs_get_comm_group(q->process, ranks),
 					       "mqs_get_comm_group(%s)", what) : RC_SKIPPED;
 			if (grc == CQ_MQS_OK) {
@@ -287,9 +345,13 @@ static void query_communicators(struct q *q)
 				for (int64_t i = 0; i < size; i++)
 					json_array_append_new(g, json_integer(ranks[i]));
 				json_object_set_new(j, "group", g);
+			} else if (!q->api.mqs_get_comm_group && semantic_group(q, j, name, size)) {
+				/* MPI_COMM_WORLD's and MPI_COMM_SELF's members follow from MPI itself */
 			} else {
 				json_object_set_new(j, "group", json_null());
-				json_object_set_new(j, "group_error", rc_json(q, grc));
+				json_object_set_new(j, "group_error",
+						    q->api.mqs_get_comm_group ? rc_json(q, grc)
+						    : cq_json_str("the DLL has no mqs_get_comm_group (optional)"));
 			}
 			free(ranks);
 		} else {
@@ -297,11 +359,13 @@ static void query_communicators(struct q *q)
 			json_object_set_new(j, "group_error", cq_json_str("implausible communicator size"));
 		}
 		snprintf(what, sizeof(what), "communicator %d (%.40s)", n, name);
+		q->group = json_object_get(j, "group");
 		json_t *queues = json_object();
 		json_object_set_new(queues, "sends", queue_json(q, CQ_MQS_PENDING_SENDS, what));
 		json_object_set_new(queues, "receives", queue_json(q, CQ_MQS_PENDING_RECEIVES, what));
 		json_object_set_new(queues, "unexpected", queue_json(q, CQ_MQS_UNEXPECTED_MESSAGES, what));
 		json_object_set_new(j, "queues", queues);
+		q->group = NULL;
 		emit(q, j);
 		rc = CALL(q, q->api.mqs_next_communicator(q->process), "mqs_next_communicator(%d)", n);
 	}
@@ -348,8 +412,10 @@ int cq__mqd_child(void *arg, const struct cq_isolate_deaths *skip, FILE *out)
 	if (!dl)
 		return fail(&q, json_pack("{s:s, s:o}", "record", "error", "message", cq_json_str(why)));
 	json_t *missing = json_array();
+	/* mqs_get_comm_group is optional: MPICH's DLL (4.0.2) has none; a communicator's group
+	 * is then unknown (null, with why) */
 #define CQ_MQS_LOAD(name, ret, args)                                                         \
-	if (!(q.api.name = (ret(*) args)dlsym(dl, #name)))                                   \
+	if (!(q.api.name = (ret(*) args)dlsym(dl, #name)) && strcmp(#name, "mqs_get_comm_group")) \
 		json_array_append_new(missing, cq_json_str(#name));
 	CQ_MQS_FUNCTIONS(CQ_MQS_LOAD)
 #undef CQ_MQS_LOAD

@@ -204,6 +204,92 @@ static void call_communicators(struct cq_core *core, const json_t *bt, json_t *c
 	}
 }
 
+/* Parameter @p name of the function of frame @p entry of thread @p tid (the C entry point,
+ * from libmpi's DWARF), by a walk to it: true with *@p value. */
+static bool entry_parameter(struct cq_core *core, json_int_t tid, json_int_t entry, const char *name, uint64_t *value)
+{
+	struct cq_stack_arg a = {.tid = (int32_t)tid, .frame = UINT_MAX, .param = name, .param_frame = (unsigned)entry};
+	struct cq_stack_options opt = {.tid = a.tid, .max_frames = (unsigned)entry + 2, .arg = &a};
+	struct cq_stacks *st = NULL;
+	struct cq_error *err = cq_stack_walk_frames(core, &opt, &st);
+	cq_stacks_free(st);
+	cq_error_destroy(err);
+	*value = a.param_value;
+	return !err && a.param_found;
+}
+
+/* For each thread in a blocking point-to-point call (MPI_Send, MPI_Ssend, MPI_Recv ...),
+ * its peer and tag from the C entry point's parameters (`dest` or `source`, `tag`: the
+ * MPI standard's names, which Open MPI's and MPICH's bindings use), where libmpi's DWARF
+ * has them: "peer" and "tag" in the call (peer -1: MPI_ANY_SOURCE). What a blocking call
+ * waits on is then known even where the DLL lists no operation for it (MPICH's lists the
+ * requests of non-blocking sends only, not a blocking MPI_Send's). */
+static void call_peers(struct cq_core *core, const json_t *bt, json_t *calls)
+{
+	json_t *c;
+	size_t i;
+	json_array_foreach(calls, i, c) {
+		const char *w = str(c, "waits") ?: "";
+		bool send = !strcmp(w, "send"), recv = !strcmp(w, "receive");
+		json_int_t frame = json_integer_value(json_object_get(c, "frame"));
+		json_int_t tid = json_integer_value(json_object_get(c, "tid"));
+		if ((!send && !recv) || frame < 0 || frame > 100000)
+			continue;
+		json_int_t entry = c_entry_frame(bt, tid, frame);
+		uint64_t peer, tag;
+		if (entry < 0 || !entry_parameter(core, tid, entry, send ? "dest" : "source", &peer) ||
+		    !entry_parameter(core, tid, entry, "tag", &tag))
+			continue;
+		/* C ints: sign-extend (MPI_ANY_SOURCE and MPI_ANY_TAG are negative) */
+		json_object_set_new(c, "peer", json_integer((int32_t)(uint32_t)peer));
+		json_object_set_new(c, "tag", json_integer((int32_t)(uint32_t)tag));
+		uint64_t comm;
+		if (!json_object_get(c, "communicator") && entry_parameter(core, tid, entry, "comm", &comm))
+			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, comm, "parameter"));
+	}
+}
+
+/* A blocking send the rank's queues do not list (MPICH's DLL lists only non-blocking
+ * sends) added to its communicator's sends from the call's parameters (call_peers): the
+ * operation the thread is blocked in, pending by definition, "from" saying where it came
+ * from. Only where the communicator and its group are known. */
+static void stack_sends(json_t *doc)
+{
+	json_t *c, *comm, *op;
+	size_t i, k, m;
+	json_array_foreach(json_object_get(doc, "mpi_calls"), i, c) {
+		json_t *arg = json_object_get(c, "communicator");
+		if (strcmp(str(c, "waits") ?: "", "send") || !json_is_integer(json_object_get(c, "peer")) || !arg)
+			continue;
+		json_int_t peer = json_integer_value(json_object_get(c, "peer")), tag = json_integer_value(json_object_get(c, "tag"));
+		json_array_foreach(json_object_get(doc, "communicators"), k, comm) {
+			bool same = str(arg, "name") ? !strcmp(str(comm, "name") ?: "", str(arg, "name"))
+				    : json_is_integer(json_object_get(arg, "id")) &&
+					      json_equal(json_object_get(arg, "id"), json_object_get(comm, "id"));
+			json_t *group = json_object_get(comm, "group"), *sends = json_object_get(json_object_get(comm, "queues"), "sends");
+			if (!same || peer < 0 || (size_t)peer >= json_array_size(group) || !json_is_object(sends))
+				continue;
+			bool listed = false;
+			json_array_foreach(json_object_get(sends, "operations"), m, op)
+				listed |= json_equal(json_object_get(op, "peer"), json_object_get(c, "peer")) &&
+					  json_equal(json_object_get(op, "tag"), json_object_get(c, "tag"));
+			if (listed)
+				break;
+			json_t *ops = json_object_get(sends, "operations");
+			if (!json_is_array(ops)) {
+				ops = json_array();
+				json_object_set_new(sends, "operations", ops);
+			}
+			char from[96];
+			snprintf(from, sizeof(from), "stack: %s's parameters (dest, tag, comm)", str(c, "function") ?: "the call");
+			json_array_append_new(ops, json_pack("{s:s, s:I, s:O, s:I, s:n, s:s}", "status", "pending", "peer", peer,
+							     "peer_global", json_array_get(group, (size_t)peer), "tag", tag,
+							     "length", "from", from));
+			break;
+		}
+	}
+}
+
 /* The rank's stacks (coreq-bt/2) and the MPI call each thread is in (job/mpicall.h) into
  * its document: what the job view takes its waits from. A walk that fails is said, and
  * the job view then takes every pending operation as waited on. */
@@ -220,8 +306,10 @@ static void add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc)
 	}
 	json_t *calls = cq_mpi_calls(bt);
 	call_communicators(core, bt, calls);
+	call_peers(core, bt, calls);
 	json_object_set_new(doc, "mpi_calls", calls);
 	json_object_set_new(doc, "stacks", bt);
+	stack_sends(doc);
 }
 
 /* Without the message queues (no type donor, no usable DLL), the rank and the size of
@@ -385,7 +473,10 @@ static void print_op_ref(json_t *o)
 	print_rank(json_object_get(o, "peer"));
 	printf(" tag ");
 	print_rank(json_object_get(o, "tag"));
-	printf(" (%s, %lld bytes)", str(o, "comm"), (long long)json_integer_value(json_object_get(o, "length")));
+	if (json_is_integer(json_object_get(o, "length")))
+		printf(" (%s, %lld bytes)", str(o, "comm"), (long long)json_integer_value(json_object_get(o, "length")));
+	else /* an operation known from the stack only (stack_sends) */
+		printf(" (%s, length unknown)", str(o, "comm"));
 }
 
 /* The ranks' own problems (rank_problems), each distinct one once with its ranks as

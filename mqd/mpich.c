@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* MPICH's communicators as the core holds them (mpich.h). */
+#include "mpich.h"
+
+#include "base/error.h"
+#include "corelib/image.h"
+#include "corelib/types.h"
+
+/* MPICH's libmpi: its builtin communicators' array, by symbol (cheap: no DWARF is
+ * searched for a type another MPI library does not have) */
+static bool is_mpich(struct cq_core *core, struct cq_symref *ref)
+{
+	struct cq_error *err = cq_core_lookup(core, "MPIR_Comm_builtin", NULL, ref);
+	cq_error_destroy(err);
+	return !err;
+}
+
+bool cq_mpich_comm_context(struct cq_core *core, uint64_t addr, uint64_t *ret)
+{
+	struct cq_symref ref;
+	if (!is_mpich(core, &ref))
+		return false;
+	const struct cq_type *t;
+	struct cq_error *err = cq_core_find_type(core, "MPIR_Comm", &t);
+	int64_t off = err ? -1 : cq_type_field_offset(t, "context_id");
+	if (!err && off >= 0)
+		err = cq_core_read_uint(core, addr + (uint64_t)off, 2, ret); /* MPIR_Context_id_t: uint16_t */
+	bool ok = !err && off >= 0;
+	cq_error_destroy(err);
+	return ok;
+}
+
+bool cq_mpich_comm_handle(struct cq_core *core, uint64_t handle, uint64_t *ret, const char **name)
+{
+	/* MPICH's handles (src/include/mpir_objects.h): bits 31-30 the kind (1 builtin, 2 direct,
+	 * 3 indirect), bits 29-26 the object type (1: communicator), the rest the index */
+	static const char *const builtin[] = {"MPI_COMM_WORLD", "MPI_COMM_SELF", "MPI_ICOMM_WORLD"};
+	unsigned kind = (unsigned)(handle >> 30) & 3, type = (unsigned)(handle >> 26) & 0xf;
+	uint64_t index = handle & 0x3ffffff;
+	*name = NULL;
+	struct cq_symref ref;
+	if (handle > 0xffffffffu || type != 1 || (kind != 1 && kind != 2) || !is_mpich(core, &ref))
+		return false;
+	const struct cq_type *t;
+	struct cq_error *err = cq_core_find_type(core, "MPIR_Comm", &t);
+	int64_t size = err ? -1 : cq_type_size(t);
+	if (!err)
+		err = cq_core_lookup(core, kind == 1 ? "MPIR_Comm_builtin" : "MPIR_Comm_direct", NULL, &ref);
+	bool ok = !err && size > 0 && index < 1024;
+	cq_error_destroy(err);
+	if (!ok)
+		return false;
+	if (kind == 1 && index < sizeof(builtin) / sizeof(builtin[0]))
+		*name = builtin[index];
+	*ret = ref.address + index * (uint64_t)size;
+	return true;
+}

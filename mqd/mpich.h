@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file mpich.h
+ * What MPICH's message-queue DLL (src/mpi/debugger/dll_mpich.c, 4.0.2) leaves out and coreq
+ * reads from the core itself, through the types of MPICH's libmpi DWARF (a library built
+ * with --enable-debuginfo --enable-g=dbg has them; FACTS.md): a communicator's context id,
+ * which every member shares (the DLL names a communicator by its MPIR_Comm address, which
+ * differs between ranks), and the MPIR_Comm an MPI_Comm handle names (a call's argument).
+ */
+#ifndef COREQ_MQD_MPICH_H
+#define COREQ_MQD_MPICH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "corelib/core.h"
+
+/** The context id of the MPIR_Comm at @p addr into *@p ret: false when the core's images
+ * describe no MPIR_Comm (not MPICH, or no DWARF) or the memory is not there. */
+bool cq_mpich_comm_context(struct cq_core *core, uint64_t addr, uint64_t *ret);
+
+/** The address of the MPIR_Comm that MPICH handle @p handle (an MPI_Comm, an int) names:
+ * a builtin one (MPI_COMM_WORLD 0x44000000, MPI_COMM_SELF 0x44000001, MPICH's internal
+ * copy of the world 0x44000002) in MPIR_Comm_builtin[], a direct one in MPIR_Comm_direct[];
+ * false for an indirect handle (from the handle pool's blocks: not followed) or when the
+ * core does not have those arrays. *@p name: the predefined name or NULL. */
+bool cq_mpich_comm_handle(struct cq_core *core, uint64_t handle, uint64_t *ret, const char **name);
+
+#endif
