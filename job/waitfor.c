@@ -243,11 +243,37 @@ static void world_from_environment(struct job *j, json_t *doc, json_t *groups, j
 		json_object_set_new(groups, key, g);
 	}
 	json_t *none = json_pack("{s:s, s:s}", "state", "no_information", "why", "the message queues could not be read");
+	/* what is known of its queues all the same: the operation each thread is blocked in,
+	 * where the call's parameters were read (its peer and tag, from libmpi's DWARF) */
+	json_t *stack[2] = {NULL, NULL}, *call;
+	size_t k;
+	json_array_foreach(json_object_get(doc, "mpi_calls"), k, call) {
+		const char *w = json_string_value(json_object_get(call, "waits")) ?: "";
+		const char *cn = json_string_value(json_object_get(json_object_get(call, "communicator"), "name")) ?: "";
+		/* peer: a rank, or "any" (MPI_ANY_SOURCE); tag likewise */
+		json_t *peer = json_object_get(call, "peer"), *tag = json_object_get(call, "tag");
+		int cls = !strcmp(w, "send") ? 0 : !strcmp(w, "receive") ? 1 : -1;
+		bool any = json_is_string(peer) && !strcmp(json_string_value(peer), "any") && cls == 1;
+		bool anytag = json_is_string(tag) && !strcmp(json_string_value(tag), "any") && cls == 1;
+		if (cls < 0 || strcmp(cn, "MPI_COMM_WORLD") ||
+		    (!any && (!json_is_integer(peer) || json_integer_value(peer) < 0 || json_integer_value(peer) >= size)) ||
+		    (!anytag && (!json_is_integer(tag) || json_integer_value(tag) < 0)))
+			continue;
+		if (!stack[cls])
+			stack[cls] = json_pack("{s:s, s:s, s:[]}", "state", "from_stack", "why",
+					       "the message queues could not be read: the operation a thread is blocked in, "
+					       "from its call's parameters", "operations");
+		json_array_append_new(json_object_get(stack[cls], "operations"),
+				      json_pack("{s:s, s:O, s:O, s:O, s:n, s:s}", "status", "pending", "peer", peer, "peer_global",
+						peer, "tag", tag, "length", "from", "stack: the call's parameters"));
+	}
 	json_t *c = json_pack("{s:i, s:i, s:s, s:I, s:O, s:O, s:s, s:{s:O, s:O, s:O}}", "index", 0, "id", -1, "name",
 			      "MPI_COMM_WORLD", "size", size, "local_rank", json_object_get(doc, "rank"), "group", g,
 			      "from", "the launcher's environment: the members are the ranks given", "queues", "sends",
-			      none, "receives", none, "unexpected", none);
+			      stack[0] ? stack[0] : none, "receives", stack[1] ? stack[1] : none, "unexpected", none);
 	json_decref(none);
+	json_decref(stack[0]);
+	json_decref(stack[1]);
 	if (c) {
 		json_object_set_new(doc, "communicators", json_pack("[o]", c));
 		json_object_set_new(doc, "communicators_assumed", json_true());

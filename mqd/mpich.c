@@ -15,6 +15,12 @@ static bool is_mpich(struct cq_core *core, struct cq_symref *ref)
 	return !err;
 }
 
+bool cq_mpich_library(struct cq_core *core)
+{
+	struct cq_symref ref;
+	return is_mpich(core, &ref);
+}
+
 bool cq_mpich_comm_context(struct cq_core *core, uint64_t addr, uint64_t *ret)
 {
 	struct cq_symref ref;

@@ -15,6 +15,11 @@
 
 #include "corelib/core.h"
 
+/** Whether the core's MPI library is MPICH's (its libmpi defines MPIR_Comm_builtin). Its
+ * constants differ from Open MPI's: MPI_ANY_SOURCE is -2 and MPI_PROC_NULL -1 (Open MPI:
+ * -1 and -2); MPI_ANY_TAG is -1 in both. */
+bool cq_mpich_library(struct cq_core *core);
+
 /** The context id of the MPIR_Comm at @p addr into *@p ret: false when the core's images
  * describe no MPIR_Comm (not MPICH, or no DWARF) or the memory is not there. */
 bool cq_mpich_comm_context(struct cq_core *core, uint64_t addr, uint64_t *ret);

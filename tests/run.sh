@@ -84,6 +84,7 @@ part "MQD with Open MPI's DLL" python3 tests/fixture/mqd.py
 part "MQD faulty DLLs" python3 tests/fixture/mqd_faulty.py
 part "MQD on real hung jobs (LAMMPS, HPCC; cores made now)" python3 tests/fixture/mqd_apps.py
 part "MQD: values from the program's DWARF (communicator, loop variables; cores made now)" python3 tests/fixture/mqd_dwarf.py
+part "MQD with MPICH's DLL (MPICH 4.0.2 built with --enable-debuginfo)" python3 tests/fixture/mqd_mpich.py
 [ -x tests/badinput/run.sh ] && part "bad input" tests/badinput/run.sh
 part "malformed real cores" python3 tests/badinput/mutate.py
 [ -x tests/fixture/gdb_crosscheck.sh ] && [ "${SKIP_GDB:-0}" != 1 ] && part "gdb cross-check" tests/fixture/gdb_crosscheck.sh

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "mqd/commarg.h"
 #include "mqd/host.h"
+#include "mqd/mpich.h"
 #include "job/mpicall.h"
 #include "job/pool.h"
 #include "job/progress.h"
@@ -240,9 +241,14 @@ static void call_peers(struct cq_core *core, const json_t *bt, json_t *calls)
 		if (entry < 0 || !entry_parameter(core, tid, entry, send ? "dest" : "source", &peer) ||
 		    !entry_parameter(core, tid, entry, "tag", &tag))
 			continue;
-		/* C ints: sign-extend (MPI_ANY_SOURCE and MPI_ANY_TAG are negative) */
-		json_object_set_new(c, "peer", json_integer((int32_t)(uint32_t)peer));
-		json_object_set_new(c, "tag", json_integer((int32_t)(uint32_t)tag));
+		/* C ints, signed; MPI_ANY_SOURCE and MPI_PROC_NULL are the library's own numbers
+		 * (MPICH: -2 and -1, Open MPI: -1 and -2; mqd/mpich.h), MPI_ANY_TAG is -1 */
+		int32_t p = (int32_t)(uint32_t)peer, t = (int32_t)(uint32_t)tag;
+		bool mpich = cq_mpich_library(core);
+		if (p == (mpich ? -1 : -2))
+			continue; /* MPI_PROC_NULL: such a call does not block */
+		json_object_set_new(c, "peer", p == (mpich ? -2 : -1) ? json_string("any") : json_integer(p));
+		json_object_set_new(c, "tag", t == -1 ? json_string("any") : json_integer(t));
 		uint64_t comm;
 		if (!json_object_get(c, "communicator") && entry_parameter(core, tid, entry, "comm", &comm))
 			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, comm, "parameter"));
