@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "corelib/image.h"
 #include "corelib/types.h"
+#include "targets/target.h"
 
 /* MPICH's libmpi: its builtin communicators' array, by symbol (cheap: no DWARF is
  * searched for a type another MPI library does not have) */
@@ -60,4 +61,43 @@ bool cq_mpich_comm_handle(struct cq_core *core, uint64_t handle, uint64_t *ret, 
 		*name = builtin[index];
 	*ret = ref.address + index * (uint64_t)size;
 	return true;
+}
+
+/* The offset of @p field in type @p type, -1 if either is unknown. */
+static int64_t offset_of(struct cq_core *core, const char *type, const char *field)
+{
+	const struct cq_type *t;
+	struct cq_error *err = cq_core_find_type(core, type, &t);
+	int64_t off = err ? -1 : cq_type_field_offset(t, field);
+	cq_error_destroy(err);
+	return off;
+}
+
+bool cq_mpich_comm_group(struct cq_core *core, uint64_t addr, int64_t size, int *ranks)
+{
+	struct cq_symref ref;
+	if (size <= 0 || !is_mpich(core, &ref))
+		return false;
+	int64_t dev = offset_of(core, "MPIR_Comm", "dev"), vcrt = offset_of(core, "MPIDI_CH3I_comm_t", "vcrt"),
+		tsize = offset_of(core, "MPIDI_VCRT", "size"), table = offset_of(core, "MPIDI_VCRT", "vcr_table"),
+		pg_rank = offset_of(core, "MPIDI_VC_t", "pg_rank");
+	if (dev < 0 || vcrt < 0 || tsize < 0 || table < 0 || pg_rank < 0)
+		return false;
+	unsigned w = cq_target_ptr_size(core->target);
+	uint64_t t, n, vc, r;
+	struct cq_error *err = cq_core_read_uint(core, addr + (uint64_t)(dev + vcrt), w, &t);
+	if (!err)
+		err = cq_core_read_uint(core, t + (uint64_t)tsize, 4, &n);
+	/* the table must be the communicator's: one connection per member */
+	bool ok = !err && n == (uint64_t)size;
+	for (int64_t i = 0; ok && i < size; i++) {
+		err = cq_core_read_uint(core, t + (uint64_t)table + (uint64_t)i * w, w, &vc);
+		if (!err)
+			err = cq_core_read_uint(core, vc + (uint64_t)pg_rank, 4, &r);
+		ok = !err && r < (1u << 30);
+		if (ok)
+			ranks[i] = (int)r;
+	}
+	cq_error_destroy(err);
+	return ok;
 }

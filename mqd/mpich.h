@@ -24,6 +24,12 @@ bool cq_mpich_library(struct cq_core *core);
  * describe no MPIR_Comm (not MPICH, or no DWARF) or the memory is not there. */
 bool cq_mpich_comm_context(struct cq_core *core, uint64_t addr, uint64_t *ret);
 
+/** The world ranks of the @p size members of the MPIR_Comm at @p addr into @p ranks, by
+ * local rank, from ch3's virtual-connection table (comm->dev.vcrt->vcr_table[i]->pg_rank,
+ * the rank in the process group MPI_COMM_WORLD spans): false when the core's DWARF has no
+ * such types (another device: ch4) or the table does not match @p size. */
+bool cq_mpich_comm_group(struct cq_core *core, uint64_t addr, int64_t size, int *ranks);
+
 /** The address of the MPIR_Comm that MPICH handle @p handle (an MPI_Comm, an int) names:
  * a builtin one (MPI_COMM_WORLD 0x44000000, MPI_COMM_SELF 0x44000001, MPICH's internal
  * copy of the world 0x44000002) in MPIR_Comm_builtin[], a direct one in MPIR_Comm_direct[];

@@ -277,8 +277,20 @@ static bool semantic_group(struct q *q, json_t *j, const char *name, int64_t siz
 	} else if (!strcmp(name, "MPI_COMM_SELF") && size == 1 && q->process->global_rank >= 0) {
 		json_array_append_new(g, json_integer(q->process->global_rank));
 	} else {
-		json_decref(g);
-		return false;
+		/* another of MPICH's: its members from ch3's connection table (mpich.h) */
+		int *ranks = size > 0 && size <= MAX_GROUP ? calloc((size_t)size, sizeof(int)) : NULL;
+		const char *addr = json_string_value(json_object_get(j, "address"));
+		bool ok = ranks && addr && cq_mpich_comm_group(q->core, strtoull(addr, NULL, 16), size, ranks);
+		for (int64_t i = 0; ok && i < size; i++)
+			json_array_append_new(g, json_integer(ranks[i]));
+		free(ranks);
+		if (!ok) {
+			json_decref(g);
+			return false;
+		}
+		json_object_set_new(j, "group", g);
+		json_object_set_new(j, "group_from", json_string("the core: MPIR_Comm's ch3 connection table (vcr_table[i]->pg_rank)"));
+		return true;
 	}
 	json_object_set_new(j, "group", g);
 	json_object_set_new(j, "group_from", json_string("MPI (the DLL has no mqs_get_comm_group)"));
