@@ -245,9 +245,19 @@ static void world_from_environment(struct job *j, json_t *doc, json_t *groups, j
 	json_t *none = json_pack("{s:s, s:s}", "state", "no_information", "why", "the message queues could not be read");
 	/* what is known of its queues all the same: the operation each thread is blocked in,
 	 * where the call's parameters were read (its peer and tag, from libmpi's DWARF) */
-	json_t *stack[2] = {NULL, NULL}, *call;
-	size_t k;
+	json_t *stack[2] = {NULL, NULL}, *call, *items = json_array(), *req;
+	size_t k, m;
+	/* the blocking calls, and the requests an MPI_Waitall waits on (MPICH: its request
+	 * pointers), each an item {waits, peer, tag, communicator} */
 	json_array_foreach(json_object_get(doc, "mpi_calls"), k, call) {
+		json_array_append(items, call);
+		json_array_foreach(json_object_get(call, "requests"), m, req)
+			json_array_append_new(items, json_pack("{s:O, s:O, s:O, s:O?}", "waits", json_object_get(req, "kind"),
+							       "peer", json_object_get(req, "peer"), "tag",
+							       json_object_get(req, "tag"), "communicator",
+							       json_object_get(req, "communicator")));
+	}
+	json_array_foreach(items, k, call) {
 		const char *w = json_string_value(json_object_get(call, "waits")) ?: "";
 		const char *cn = json_string_value(json_object_get(json_object_get(call, "communicator"), "name")) ?: "";
 		/* peer: a rank, or "any" (MPI_ANY_SOURCE); tag likewise */
@@ -267,6 +277,7 @@ static void world_from_environment(struct job *j, json_t *doc, json_t *groups, j
 				      json_pack("{s:s, s:O, s:O, s:O, s:n, s:s}", "status", "pending", "peer", peer, "peer_global",
 						peer, "tag", tag, "length", "from", "stack: the call's parameters"));
 	}
+	json_decref(items);
 	json_t *c = json_pack("{s:i, s:i, s:s, s:I, s:O, s:O, s:s, s:{s:O, s:O, s:O}}", "index", 0, "id", -1, "name",
 			      "MPI_COMM_WORLD", "size", size, "local_rank", json_object_get(doc, "rank"), "group", g,
 			      "from", "the launcher's environment: the members are the ranks given", "queues", "sends",
@@ -862,10 +873,15 @@ static json_t *rank_calls(const struct job *j)
 		const struct calls *c = &j->calls[v];
 		json_t *list = json_array(), *e;
 		size_t k;
-		json_array_foreach(c->list, k, e)
-			json_array_append_new(list, json_pack("{s:O, s:O, s:O}", "tid", json_object_get(e, "tid"),
-							      "call", json_object_get(e, "call"), "waits",
-							      json_object_get(e, "waits")));
+		json_array_foreach(c->list, k, e) {
+			json_t *t = json_pack("{s:O, s:O, s:O}", "tid", json_object_get(e, "tid"), "call",
+					      json_object_get(e, "call"), "waits", json_object_get(e, "waits"));
+			/* the requests an MPI_Waitall names, where its arguments were read */
+			if (json_is_array(json_object_get(e, "requests")))
+				json_object_set_new(t, "requests_read",
+						    json_integer((json_int_t)json_array_size(json_object_get(e, "requests"))));
+			json_array_append_new(list, t);
+		}
 		json_array_append_new(out, json_pack("{s:i, s:s, s:b, s:s, s:o}", "rank", j->present[v], "in",
 						     rank_state(j, (int)v), "from_stacks", c->known, "waits_from",
 						     c->known ? "stacks" : "queues (no stacks in the document: every "

@@ -101,3 +101,54 @@ bool cq_mpich_comm_group(struct cq_core *core, uint64_t addr, int64_t size, int 
 	cq_error_destroy(err);
 	return ok;
 }
+
+bool cq_mpich_request(struct cq_core *core, uint64_t addr, struct cq_mpich_request *ret)
+{
+	struct cq_symref ref;
+	if (!is_mpich(core, &ref))
+		return false;
+	int64_t kind = offset_of(core, "MPIR_Request", "kind"), cc = offset_of(core, "MPIR_Request", "cc"),
+		dev = offset_of(core, "MPIR_Request", "dev"), match = offset_of(core, "MPIDI_Request", "match"),
+		parts = offset_of(core, "MPIDI_Message_match", "parts"),
+		tag = offset_of(core, "MPIDI_Message_match_parts_t", "tag"),
+		rank = offset_of(core, "MPIDI_Message_match_parts_t", "rank"),
+		ctx = offset_of(core, "MPIDI_Message_match_parts_t", "context_id");
+	if (kind < 0 || cc < 0 || dev < 0 || match < 0 || parts < 0 || tag < 0 || rank < 0 || ctx < 0)
+		return false;
+	uint64_t m = addr + (uint64_t)(dev + match + parts), k, c, t, r, x;
+	struct cq_error *err = cq_core_read_uint(core, addr + (uint64_t)kind, 4, &k);
+	if (!err)
+		err = cq_core_read_uint(core, addr + (uint64_t)cc, 4, &c);
+	if (!err)
+		err = cq_core_read_uint(core, m + (uint64_t)tag, 4, &t);
+	if (!err) /* MPIDI_Rank_t: int16_t; MPIR_Context_id_t: uint16_t */
+		err = cq_core_read_uint(core, m + (uint64_t)rank, 2, &r);
+	if (!err)
+		err = cq_core_read_uint(core, m + (uint64_t)ctx, 2, &x);
+	bool ok = !err && (k == 1 || k == 2); /* MPIR_REQUEST_KIND__SEND, __RECV (mpir_request.h) */
+	cq_error_destroy(err);
+	if (ok)
+		*ret = (struct cq_mpich_request){.send = k == 1, .pending = c != 0, .peer = (int16_t)(uint16_t)r,
+						 .tag = (int32_t)(uint32_t)t, .context = (unsigned)x};
+	return ok;
+}
+
+bool cq_mpich_request_handle(struct cq_core *core, uint64_t handle, uint64_t *ret)
+{
+	/* kind 2 (direct), object type 0xb (request), the index in the low bits */
+	struct cq_symref ref;
+	uint64_t index = handle & 0x3ffffff;
+	if (handle > 0xffffffffu || (handle >> 30 & 3) != 2 || (handle >> 26 & 0xf) != 0xb || index >= 1024 ||
+	    !is_mpich(core, &ref))
+		return false;
+	const struct cq_type *t;
+	struct cq_error *err = cq_core_find_type(core, "MPIR_Request", &t);
+	int64_t size = err ? -1 : cq_type_size(t);
+	if (!err)
+		err = cq_core_lookup(core, "MPIR_Request_direct", NULL, &ref);
+	bool ok = !err && size > 0;
+	cq_error_destroy(err);
+	if (ok)
+		*ret = ref.address + index * (uint64_t)size;
+	return ok;
+}

@@ -30,6 +30,25 @@ bool cq_mpich_comm_context(struct cq_core *core, uint64_t addr, uint64_t *ret);
  * such types (another device: ch4) or the table does not match @p size. */
 bool cq_mpich_comm_group(struct cq_core *core, uint64_t addr, int64_t size, int *ranks);
 
+/** What a pending MPICH (ch3) request is: from MPIR_Request's kind, cc and
+ * dev.match.parts. */
+struct cq_mpich_request {
+	bool send;          /**< MPIR_REQUEST_KIND__SEND (1), else __RECV (2) */
+	bool pending;       /**< cc != 0 */
+	int peer;           /**< the local rank (MPI_ANY_SOURCE: -2) */
+	int tag;            /**< MPI_ANY_TAG: -1 */
+	unsigned context;   /**< the communicator's context id (a receive's: its recv context) */
+};
+
+/** The MPIR_Request at @p addr: false when it is neither a send nor a receive (a
+ * generalized or persistent request), or the types or memory are missing. */
+bool cq_mpich_request(struct cq_core *core, uint64_t addr, struct cq_mpich_request *ret);
+
+/** The address of the MPIR_Request that request handle @p handle (an MPI_Request, an
+ * int) names: a direct one in MPIR_Request_direct[] (the first of a process's requests in
+ * flight); false for an indirect one (from the pool's blocks: not followed). */
+bool cq_mpich_request_handle(struct cq_core *core, uint64_t handle, uint64_t *ret);
+
 /** The address of the MPIR_Comm that MPICH handle @p handle (an MPI_Comm, an int) names:
  * a builtin one (MPI_COMM_WORLD 0x44000000, MPI_COMM_SELF 0x44000001, MPICH's internal
  * copy of the world 0x44000002) in MPIR_Comm_builtin[], a direct one in MPIR_Comm_direct[];

@@ -209,7 +209,8 @@ static void call_communicators(struct cq_core *core, const json_t *bt, json_t *c
  * from libmpi's DWARF), by a walk to it: true with *@p value. */
 static bool entry_parameter(struct cq_core *core, json_int_t tid, json_int_t entry, const char *name, uint64_t *value)
 {
-	struct cq_stack_arg a = {.tid = (int32_t)tid, .frame = UINT_MAX, .param = name, .param_frame = (unsigned)entry};
+	struct cq_stack_arg a = {.tid = (int32_t)tid, .frame = UINT_MAX, .arg = UINT_MAX, .param = name,
+				 .param_frame = (unsigned)entry};
 	struct cq_stack_options opt = {.tid = a.tid, .max_frames = (unsigned)entry + 2, .arg = &a};
 	struct cq_stacks *st = NULL;
 	struct cq_error *err = cq_stack_walk_frames(core, &opt, &st);
@@ -225,6 +226,56 @@ static bool entry_parameter(struct cq_core *core, json_int_t tid, json_int_t ent
  * has them: "peer" and "tag" in the call (peer -1: MPI_ANY_SOURCE). What a blocking call
  * waits on is then known even where the DLL lists no operation for it (MPICH's lists the
  * requests of non-blocking sends only, not a blocking MPI_Send's). */
+/* Parameter @p name (argument number @p argno) of the function of frame @p entry of thread
+ * @p tid: its own DWARF location at its pc, else what the caller's call site says it
+ * passed (DW_AT_call_value: a value the callee keeps only as its entry value). */
+static bool entry_argument(struct cq_core *core, json_int_t tid, json_int_t entry, const char *name, unsigned argno,
+			   uint64_t *value)
+{
+	struct cq_stack_arg a = {.tid = (int32_t)tid, .frame = (unsigned)entry + 1, .arg = argno, .param = name,
+				 .param_frame = (unsigned)entry};
+	struct cq_stack_options opt = {.tid = a.tid, .max_frames = (unsigned)entry + 3, .arg = &a};
+	struct cq_stacks *st = NULL;
+	struct cq_error *err = cq_stack_walk_frames(core, &opt, &st);
+	cq_stacks_free(st);
+	cq_error_destroy(err);
+	*value = a.param_found ? a.param_value : a.value;
+	return !err && (a.param_found || a.found);
+}
+
+/* MPICH's MPI_Waitall: the requests it waits on, from its arguments (PMPI_Waitall's
+ * `count` and `array_of_requests`: libmpi's DWARF, else the call site's values in the
+ * program's), each handle's MPIR_Request read (mqd/mpich.h): "requests" in the call, the
+ * pending ones, [{kind, peer, tag, communicator}] with MPI_COMM_WORLD named by its context
+ * id. What the job view takes when no message queue could be read (a 32-bit DLL and a
+ * 64-bit core). */
+static void waitall_requests(struct cq_core *core, json_t *c, json_int_t tid, json_int_t entry)
+{
+	uint64_t count, handles, world, wctx;
+	const char *wname;
+	if (!entry_argument(core, tid, entry, "count", 0, &count) ||
+	    !entry_argument(core, tid, entry, "array_of_requests", 1, &handles) || (int32_t)count <= 0 ||
+	    count > 4096 || !cq_mpich_comm_handle(core, 0x44000000u, &world, &wname) ||
+	    !cq_mpich_comm_context(core, world, &wctx))
+		return;
+	json_t *reqs = json_array();
+	for (uint64_t k = 0; k < count; k++) {
+		uint64_t h, at;
+		struct cq_mpich_request r;
+		struct cq_error *err = cq_core_read_uint(core, handles + k * 4, 4, &h); /* MPI_Request: an int */
+		bool ok = !err && cq_mpich_request_handle(core, h, &at) && cq_mpich_request(core, at, &r);
+		cq_error_destroy(err);
+		if (!ok || !r.pending)
+			continue;
+		json_t *comm = r.context == wctx ? json_pack("{s:s}", "name", "MPI_COMM_WORLD")
+						 : json_pack("{s:I}", "id", (json_int_t)r.context);
+		json_array_append_new(reqs, json_pack("{s:s, s:o, s:o, s:o}", "kind", r.send ? "send" : "receive", "peer",
+						      r.peer == -2 ? json_string("any") : json_integer(r.peer), "tag",
+						      r.tag == -1 ? json_string("any") : json_integer(r.tag), "communicator", comm));
+	}
+	json_object_set_new(c, "requests", reqs);
+}
+
 static void call_peers(struct cq_core *core, const json_t *bt, json_t *calls)
 {
 	json_t *c;
@@ -234,6 +285,13 @@ static void call_peers(struct cq_core *core, const json_t *bt, json_t *calls)
 		bool send = !strcmp(w, "send"), recv = !strcmp(w, "receive");
 		json_int_t frame = json_integer_value(json_object_get(c, "frame"));
 		json_int_t tid = json_integer_value(json_object_get(c, "tid"));
+		if (!strcmp(w, "requests") && !strcmp(str(c, "call") ?: "", "MPI_Waitall") && frame >= 0 &&
+		    frame <= 100000 && cq_mpich_library(core)) {
+			json_int_t entry = c_entry_frame(bt, tid, frame);
+			if (entry >= 0)
+				waitall_requests(core, c, tid, entry);
+			continue;
+		}
 		if ((!send && !recv) || frame < 0 || frame > 100000)
 			continue;
 		json_int_t entry = c_entry_frame(bt, tid, frame);
@@ -549,12 +607,17 @@ static void print_job(json_t *job)
 		       !strncmp(str(x, "in") ?: "", "MPI_", 4) ? "in " : "", str(x, "in"));
 		json_t *th = json_object_get(x, "threads");
 		bool requests = false;
+		json_int_t read = -1;
 		json_array_foreach(th, k, y) {
 			printf("%s%lld%s", k ? ", " : " (thread ", (long long)json_integer_value(json_object_get(y, "tid")),
 			       k + 1 == json_array_size(th) ? ")" : "");
 			requests |= !strcmp(str(y, "waits") ?: "", "requests");
+			if (json_is_integer(json_object_get(y, "requests_read")))
+				read = json_integer_value(json_object_get(y, "requests_read"));
 		}
-		if (requests)
+		if (requests && read >= 0)
+			printf(": waits on the requests its arguments name (%lld pending)", (long long)read);
+		else if (requests)
 			printf(": waits on every request the rank posted (the call's arguments are not read)");
 		if (!json_is_true(json_object_get(x, "from_stacks")))
 			printf(": no stacks in its document, every pending operation taken as waited on");
