@@ -206,41 +206,22 @@ static void call_communicators(struct cq_core *core, const json_t *bt, json_t *c
 }
 
 /* Parameter @p name of the function of frame @p entry of thread @p tid (the C entry point,
- * from libmpi's DWARF), by a walk to it: true with *@p value. */
-static bool entry_parameter(struct cq_core *core, json_int_t tid, json_int_t entry, const char *name, uint64_t *value)
-{
-	struct cq_stack_arg a = {.tid = (int32_t)tid, .frame = UINT_MAX, .arg = UINT_MAX, .param = name,
-				 .param_frame = (unsigned)entry};
-	struct cq_stack_options opt = {.tid = a.tid, .max_frames = (unsigned)entry + 2, .arg = &a};
-	struct cq_stacks *st = NULL;
-	struct cq_error *err = cq_stack_walk_frames(core, &opt, &st);
-	cq_stacks_free(st);
-	cq_error_destroy(err);
-	*value = a.param_value;
-	return !err && a.param_found;
-}
-
-/* For each thread in a blocking point-to-point call (MPI_Send, MPI_Ssend, MPI_Recv ...),
- * its peer and tag from the C entry point's parameters (`dest` or `source`, `tag`: the
- * MPI standard's names, which Open MPI's and MPICH's bindings use), where libmpi's DWARF
- * has them: "peer" and "tag" in the call (peer -1: MPI_ANY_SOURCE). What a blocking call
- * waits on is then known even where the DLL lists no operation for it (MPICH's lists the
- * requests of non-blocking sends only, not a blocking MPI_Send's). */
-/* Parameter @p name (argument number @p argno) of the function of frame @p entry of thread
- * @p tid: its own DWARF location at its pc, else what the caller's call site says it
- * passed (DW_AT_call_value: a value the callee keeps only as its entry value). */
+ * from libmpi's DWARF: its location at the frame's pc), by a walk to it; with @p argno
+ * other than UINT_MAX, else what the caller's call site says it passed as that argument
+ * (DW_AT_call_value: a value the callee keeps only as its entry value). True with *@p value. */
 static bool entry_argument(struct cq_core *core, json_int_t tid, json_int_t entry, const char *name, unsigned argno,
 			   uint64_t *value)
 {
-	struct cq_stack_arg a = {.tid = (int32_t)tid, .frame = (unsigned)entry + 1, .arg = argno, .param = name,
-				 .param_frame = (unsigned)entry};
+	bool caller = argno != UINT_MAX;
+	struct cq_stack_arg a = {.tid = (int32_t)tid, .frame = caller ? (unsigned)entry + 1 : UINT_MAX, .arg = argno,
+				 .param = name, .param_frame = (unsigned)entry};
 	struct cq_stack_options opt = {.tid = a.tid, .max_frames = (unsigned)entry + 3, .arg = &a};
 	struct cq_stacks *st = NULL;
 	struct cq_error *err = cq_stack_walk_frames(core, &opt, &st);
 	cq_stacks_free(st);
 	cq_error_destroy(err);
 	*value = a.param_found ? a.param_value : a.value;
-	return !err && (a.param_found || a.found);
+	return !err && (a.param_found || (caller && a.found));
 }
 
 /* MPICH's MPI_Waitall: the requests it waits on, from its arguments (PMPI_Waitall's
@@ -276,6 +257,13 @@ static void waitall_requests(struct cq_core *core, json_t *c, json_int_t tid, js
 	json_object_set_new(c, "requests", reqs);
 }
 
+/* For each thread in a blocking point-to-point call (MPI_Send, MPI_Ssend, MPI_Recv ...),
+ * its peer and tag from the C entry point's parameters (`dest` or `source`, `tag`: the
+ * MPI standard's names, which Open MPI's and MPICH's bindings use), where libmpi's DWARF
+ * has them: "peer" and "tag" in the call ("any" for MPI_ANY_SOURCE and MPI_ANY_TAG). What
+ * a blocking call waits on is then known even where the DLL lists no operation for it
+ * (MPICH's lists the requests of non-blocking sends only, not a blocking MPI_Send's).
+ * MPICH's MPI_Waitall gets its requests (waitall_requests). */
 static void call_peers(struct cq_core *core, const json_t *bt, json_t *calls)
 {
 	json_t *c;
@@ -296,8 +284,8 @@ static void call_peers(struct cq_core *core, const json_t *bt, json_t *calls)
 			continue;
 		json_int_t entry = c_entry_frame(bt, tid, frame);
 		uint64_t peer, tag;
-		if (entry < 0 || !entry_parameter(core, tid, entry, send ? "dest" : "source", &peer) ||
-		    !entry_parameter(core, tid, entry, "tag", &tag))
+		if (entry < 0 || !entry_argument(core, tid, entry, send ? "dest" : "source", UINT_MAX, &peer) ||
+		    !entry_argument(core, tid, entry, "tag", UINT_MAX, &tag))
 			continue;
 		/* C ints, signed; MPI_ANY_SOURCE and MPI_PROC_NULL are the library's own numbers
 		 * (MPICH: -2 and -1, Open MPI: -1 and -2; mqd/mpich.h), MPI_ANY_TAG is -1 */
@@ -308,7 +296,7 @@ static void call_peers(struct cq_core *core, const json_t *bt, json_t *calls)
 		json_object_set_new(c, "peer", p == (mpich ? -2 : -1) ? json_string("any") : json_integer(p));
 		json_object_set_new(c, "tag", t == -1 ? json_string("any") : json_integer(t));
 		uint64_t comm;
-		if (!json_object_get(c, "communicator") && entry_parameter(core, tid, entry, "comm", &comm))
+		if (!json_object_get(c, "communicator") && entry_argument(core, tid, entry, "comm", UINT_MAX, &comm))
 			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, comm, "parameter"));
 	}
 }
