@@ -352,6 +352,23 @@ int64_t cq_type_field_offset(const struct cq_type *t, const char *field)
 	return t && field ? member_offset(&t->die, field, 0) : -1;
 }
 
+bool cq_type_enumerator(const struct cq_type *t, const char *name, int64_t *ret)
+{
+	Dwarf_Die e, m;
+	if (!t || !name || !peel(&t->die, &e) || dwarf_tag(&e) != DW_TAG_enumeration_type || dwarf_child(&e, &m) != 0)
+		return false;
+	do {
+		Dwarf_Attribute a;
+		Dwarf_Sword v;
+		if (dwarf_tag(&m) == DW_TAG_enumerator && !strcmp(dwarf_diename(&m) ?: "", name) &&
+		    dwarf_attr(&m, DW_AT_const_value, &a) && dwarf_formsdata(&a, &v) == 0) {
+			*ret = (int64_t)v;
+			return true;
+		}
+	} while (dwarf_siblingof(&m, &m) == 0);
+	return false;
+}
+
 int64_t cq_type_size(const struct cq_type *t)
 {
 	Dwarf_Die d;

@@ -20,6 +20,7 @@
 #ifndef COREQ_TYPES_H
 #define COREQ_TYPES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core.h"
@@ -39,6 +40,11 @@ struct cq_error *cq_core_find_type(struct cq_core *core, const char *name,
 /** Byte offset of member @p field in struct/union @p t (through typedefs and qualifiers;
  * members of anonymous structs and unions are found too); -1 if there is none. */
 int64_t cq_type_field_offset(const struct cq_type *t, const char *field);
+
+/** The value of enumerator @p name of enumeration @p t (through typedefs) into *@p ret:
+ * for a library's constants whose values depend on how it was configured (MPICH's packet
+ * types). False when @p t is no enumeration or has no such enumerator. */
+bool cq_type_enumerator(const struct cq_type *t, const char *name, int64_t *ret);
 
 /** Size of @p t in bytes; -1 if DWARF does not say. */
 int64_t cq_type_size(const struct cq_type *t);

@@ -210,19 +210,42 @@ static void say_groups(FILE *f, json_t *blocking, bool which)
 	json_decref(order);
 }
 
-/* What is said of a blocking rank: where it is, and in what. */
-static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle)
+/* The receive of rank @p rank whose message is already at the rank (the job's
+ * satisfied_receives), or NULL. */
+static const json_t *satisfied_of(const json_t *job, int rank)
+{
+	const json_t *r;
+	size_t i;
+	json_array_foreach(json_object_get(job, "satisfied_receives"), i, r)
+		if (json_integer_value(json_object_get(r, "rank")) == rank)
+			return r;
+	return NULL;
+}
+
+/* What is said of a blocking rank: where it is, and in what; of one inside MPI whose
+ * receive has its message there already (@p sat), that it is not running. */
+static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle, const json_t *sat)
 {
 	json_t *where = doc ? where_of(doc) : NULL;
 	const char *at = json_string_value(json_object_get(where, "text"));
-	char *said = NULL;
+	char *said = NULL, ready[200] = "";
 	int ok;
+	if (sat && in && !strncmp(in, "MPI_", 4)) {
+		const json_t *m = json_object_get(sat, "message");
+		snprintf(ready, sizeof(ready), ", with the message it waits for (from rank %lld, tag %lld) already in its %s: "
+			 "it is not running (stopped, or starved of CPU)",
+			 (long long)json_integer_value(json_object_get(m, "peer")),
+			 (long long)json_integer_value(json_object_get(m, "tag")),
+			 json_is_true(json_object_get(m, "in_flight")) ? "shared memory, not yet taken by MPI"
+								       : "unexpected queue");
+	}
 	if (!doc)
 		ok = asprintf(&said, "not analyzed (no document for it)");
 	else if (!in || !strcmp(in, "outside MPI"))
 		ok = asprintf(&said, "outside MPI%s%s", at ? " in " : "", at ?: "");
 	else
-		ok = asprintf(&said, "%s%s%s%s", strncmp(in, "MPI_", 4) ? "" : "in ", in, at ? " from " : "", at ?: "");
+		ok = asprintf(&said, "%s%s%s%s%s", strncmp(in, "MPI_", 4) ? "" : "in ", in, at ? " from " : "", at ?: "",
+			      ready);
 	json_t *b = json_pack("{s:i, s:s?, s:o, s:b, s:o}", "rank", rank, "in", doc ? in : NULL, "where",
 			      where ? where : json_null(), "cycle", cycle, "said", cq_json_str(ok < 0 ? "?" : said));
 	free(said);
@@ -380,7 +403,8 @@ json_t *cq_job_verdict(const json_t *job)
 	for (int v = 0; v < n; v++) {
 		if (!reached[v] || leaves[g.comp[v]])
 			continue;
-		json_array_append_new(blocking, describe(docs[v], ns.rank[v], str(calls[v], "in"), cyclic[g.comp[v]]));
+		json_array_append_new(blocking, describe(docs[v], ns.rank[v], str(calls[v], "in"), cyclic[g.comp[v]],
+							    satisfied_of(job, ns.rank[v])));
 		add_rank(&blocking_set, ns.rank[v]);
 	}
 	free(cyclic);
@@ -389,7 +413,7 @@ json_t *cq_job_verdict(const json_t *job)
 	for (int v = 0; v < n; v++) {
 		const char *in = str(calls[v], "in");
 		if (!reached[v] && g.first[v + 1] == g.first[v] && in && !strncmp(in, "MPI_", 4))
-			json_array_append_new(inside, describe(docs[v], ns.rank[v], in, false));
+			json_array_append_new(inside, describe(docs[v], ns.rank[v], in, false, satisfied_of(job, ns.rank[v])));
 	}
 	/* the text: what kind, who waits, on whom, where those are */
 	const json_t *dl = json_object_get(job, "deadlocks"), *pd = json_object_get(job, "possible_deadlocks");
@@ -416,7 +440,7 @@ json_t *cq_job_verdict(const json_t *job)
 			json_t *outside = json_array();
 			for (int v = 0; v < n; v++)
 				if (calls[v] && !strcmp(str(calls[v], "in") ?: "", "outside MPI"))
-					json_array_append_new(outside, describe(docs[v], ns.rank[v], "outside MPI", false));
+					json_array_append_new(outside, describe(docs[v], ns.rank[v], "outside MPI", false, NULL));
 			if (json_array_size(outside)) {
 				fputs("; outside MPI", f);
 				say_groups(f, outside, false);

@@ -47,6 +47,7 @@ struct op {
 	json_int_t length;
 	bool pending;
 	bool pending_by_stack; /* the DLL said complete, unreliably; a thread waits on it */
+	bool in_flight;        /* an unexpected message coreq read in flight (mqd/inflight.h) */
 	int match;             /* index of the matching op, or -1 */
 };
 
@@ -171,6 +172,7 @@ static void add_op(struct job *j, int rank, int cls, int comm, json_t *op)
 		/* -1: not known (an operation known from the stack only) */
 		.length = json_is_integer(json_object_get(op, "length")) ? json_integer_value(json_object_get(op, "length")) : -1,
 		.pending = pending, .pending_by_stack = by_stack,
+		.in_flight = json_is_true(json_object_get(op, "in_flight")),
 		.match = -1};
 }
 
@@ -278,10 +280,30 @@ static void world_from_environment(struct job *j, json_t *doc, json_t *groups, j
 						peer, "tag", tag, "length", "from", "stack: the call's parameters"));
 	}
 	json_decref(items);
+	/* the messages in flight to it on MPI_COMM_WORLD (mqd/inflight.h), whose ranks are
+	 * world ranks; the library's own (a collective's) tell nothing without its queues */
+	json_t *flight = NULL, *msg;
+	json_array_foreach(json_object_get(json_object_get(doc, "in_flight"), "messages"), k, msg) {
+		json_t *src = json_object_get(msg, "source"), *tag = json_object_get(msg, "tag");
+		if (strcmp(json_string_value(json_object_get(msg, "communicator")) ?: "", "MPI_COMM_WORLD") ||
+		    json_is_true(json_object_get(msg, "internal")) || !json_is_integer(src) || json_integer_value(src) < 0 ||
+		    json_integer_value(src) >= size || !json_is_integer(tag))
+			continue;
+		if (!flight)
+			flight = json_pack("{s:s, s:s, s:[]}", "state", "in_flight", "why",
+					   "the message queues could not be read: the messages in flight in the rank's shared "
+					   "memory", "operations");
+		json_array_append_new(json_object_get(flight, "operations"),
+				      json_pack("{s:s, s:O, s:O, s:O, s:O, s:b, s:s}", "status", "pending", "peer", src,
+						"peer_global", src, "tag", tag, "length", json_object_get(msg, "length"),
+						"in_flight", 1, "from", "the core: in flight in the rank's shared memory"));
+	}
 	json_t *c = json_pack("{s:i, s:i, s:s, s:I, s:O, s:O, s:s, s:{s:O, s:O, s:O}}", "index", 0, "id", -1, "name",
 			      "MPI_COMM_WORLD", "size", size, "local_rank", json_object_get(doc, "rank"), "group", g,
 			      "from", "the launcher's environment: the members are the ranks given", "queues", "sends",
-			      stack[0] ? stack[0] : none, "receives", stack[1] ? stack[1] : none, "unexpected", none);
+			      stack[0] ? stack[0] : none, "receives", stack[1] ? stack[1] : none, "unexpected",
+			      flight ? flight : none);
+	json_decref(flight);
 	json_decref(none);
 	json_decref(stack[0]);
 	json_decref(stack[1]);
@@ -451,15 +473,20 @@ static json_t *op_ref(const struct job *j, const struct op *o)
 	return r;
 }
 
-/* Whether an unexpected message at the receiver satisfies receive @p r. */
-static bool arrived(const struct job *j, const struct op *r)
+/* The unexpected message at the receiver that satisfies receive @p r (index into ops), or -1. */
+static int arrival(const struct job *j, const struct op *r)
 {
 	for (size_t u = 0; u < j->nops; u++) {
 		const struct op *uo = &j->ops[u];
 		if (uo->cls == UNEXPECTED && uo->rank == r->rank && accepts(r, uo->peer, uo->tag, uo->comm))
-			return true;
+			return (int)u;
 	}
-	return false;
+	return -1;
+}
+
+static bool arrived(const struct job *j, const struct op *r)
+{
+	return arrival(j, r) >= 0;
 }
 
 /* Whether send @p s sits in its receiver's unexpected queue: delivered, not received. */
@@ -946,7 +973,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 	label_comms(&j);
 	match(&j);
 	json_t *edges = json_array(), *unmatched_s = json_array(), *unmatched_r = json_array();
-	json_t *matched = json_array(), *stalls = json_array(), *posted = json_array();
+	json_t *matched = json_array(), *stalls = json_array(), *posted = json_array(), *satisfied = json_array();
 	bool *blocked = calloc(j.npresent + 1, sizeof(bool)), *has_ops = calloc(j.npresent + 1, sizeof(bool));
 	if (!blocked || !has_ops || !j.rank_of || !j.why_not || !j.present) {
 		free(blocked);
@@ -964,8 +991,18 @@ json_t *cq_waitfor_job(json_t *ranks)
 									 "receive", op_ref(&j, &j.ops[o->match])));
 			continue;
 		}
-		if (o->cls == RECV && arrived(&j, o))
-			continue; /* the message is there: not waiting on its sender */
+		int u = o->cls == RECV ? arrival(&j, o) : -1;
+		if (u >= 0) {
+			/* the message is there: not waiting on its sender. A rank inside a blocking
+			 * receive with its message there (in flight: not yet seen by its library) is
+			 * not running: stopped, or starved of CPU */
+			json_t *ref = op_ref(&j, o), *msg = op_ref(&j, &j.ops[u]);
+			if (j.ops[u].in_flight)
+				json_object_set_new(msg, "in_flight", json_true());
+			json_object_set_new(ref, "message", msg);
+			json_array_append_new(satisfied, ref);
+			continue;
+		}
 		json_t *ref = op_ref(&j, o);
 		/* the message is at the receiver, which posted no receive taking it */
 		if (o->cls == SEND && delivered(&j, o))
@@ -1080,6 +1117,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 	json_object_set_new(out, "problems", j.problems);
 	json_object_set_new(out, "rank_problems", rank_problems);
 	json_object_set_new(out, "posted", posted);
+	json_object_set_new(out, "satisfied_receives", satisfied);
 	json_object_set_new(out, "collectives", colls);
 	json_object_set_new(out, "possible_deadlocks", possible);
 	json_object_set_new(out, "calls", rank_calls(&j));

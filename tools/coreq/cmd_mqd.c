@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "mqd/commarg.h"
 #include "mqd/host.h"
+#include "mqd/inflight.h"
 #include "mqd/mpich.h"
 #include "job/mpicall.h"
 #include "job/pool.h"
@@ -65,8 +66,9 @@ static void print_queue(const char *label, json_t *q)
 		print_rank(json_object_get(op, "peer_global"));
 		printf(") tag ");
 		print_rank(json_object_get(op, "tag"));
-		printf(" length %lld buffer %s%s", (long long)json_integer_value(json_object_get(op, "length")),
-		       str(op, "buffer"), json_is_true(json_object_get(op, "system_buffer")) ? " (system)" : "");
+		printf(" length %lld", (long long)json_integer_value(json_object_get(op, "length")));
+		if (str(op, "buffer")) /* (none: an operation coreq read elsewhere, in flight or from a stack) */
+			printf(" buffer %s%s", str(op, "buffer"), json_is_true(json_object_get(op, "system_buffer")) ? " (system)" : "");
 		json_t *a = json_object_get(op, "actual");
 		if (a) {
 			printf("; actual peer ");
@@ -408,8 +410,10 @@ static json_t *rank_doc(struct cq_cli *cli, const char *path)
 		} else {
 			rank_from_environment(core, doc, NULL);
 		}
-		if (!err)
+		if (!err) {
+			cq_inflight_add(core, doc);
 			add_stacks(cli, core, doc);
+		}
 		cq_core_close(core);
 	}
 	if (err) {
@@ -772,6 +776,7 @@ one_rank:;
 		cq_core_close(core);
 		return cq_fail(err);
 	}
+	cq_inflight_add(core, doc);
 	add_stacks(cli, core, doc);
 	rc = json_array_size(json_object_get(doc, "problems")) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 	if (cli->json) {

@@ -15,6 +15,7 @@
 #include "job/progress.h"
 #include "corelib/core_write.h"
 #include "live/job.h"
+#include "mqd/inflight.h"
 #include "output/output.h"
 
 /* The bt documents of every process of every sample (--samples), for job/progress.h. */
@@ -75,6 +76,12 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const char *dir, 
 	if (!(err = cq_core_lookup(core, "MPIR_dll_name", NULL, &ref)) && !(err = cq_mqd_report(core, &cli->mqd, &doc)))
 		views[1] = "MPI (MQD)";
 	cq_error_destroy(err);
+	json_decref(doc);
+	/* MPICH's messages in flight in the node's shared memory (mqd/inflight.h): its pages
+	 * too, so the job view of the snapshots sees a message sent and not yet received */
+	doc = json_pack("{s:[], s:[]}", "communicators", "problems");
+	if (doc)
+		cq_inflight_add(core, doc);
 	json_decref(doc);
 	doc = NULL;
 	/* coreq's flight recorder: its rings, every event (`coreq events` on the snapshot) */
