@@ -16,6 +16,64 @@ static bool is_mpich(struct cq_core *core, struct cq_symref *ref)
 	return !err;
 }
 
+/* The offset of @p field in type @p type, -1 if either is unknown. */
+static int64_t offset_of(struct cq_core *core, const char *type, const char *field)
+{
+	const struct cq_type *t;
+	struct cq_error *err = cq_core_find_type(core, type, &t);
+	int64_t off = err ? -1 : cq_type_field_offset(t, field);
+	cq_error_destroy(err);
+	return off;
+}
+
+/* Whether @p name is not a symbol of the core (*@p ref: where it is). */
+static bool missing_symbol(struct cq_core *core, const char *name, struct cq_symref *ref)
+{
+	struct cq_error *err = cq_core_lookup(core, name, NULL, ref);
+	bool missing = err != NULL;
+	cq_error_destroy(err);
+	return missing;
+}
+
+/* Whether the object at @p addr is the one @p handle names: MPICH's objects begin with
+ * their own handle (MPIR_OBJECT_HEADER), a check no crafted index passes by chance. */
+static bool names(struct cq_core *core, const char *type, uint64_t addr, uint64_t handle)
+{
+	int64_t off = offset_of(core, type, "handle");
+	uint64_t h;
+	struct cq_error *err = off < 0 ? NULL : cq_core_read_uint(core, addr + (uint64_t)off, 4, &h);
+	bool ok = off >= 0 && !err && h == handle;
+	cq_error_destroy(err);
+	return ok;
+}
+
+/* The object of @p type in block @p blk, index @p idx of the indirect blocks of the
+ * allocator (MPIR_Object_alloc_t) at @p mem: the blocks MPICH allocates once the direct
+ * array is used up (src/include/mpir_handlemem.h). */
+static bool indirect(struct cq_core *core, const char *type, uint64_t mem, uint64_t blk, uint64_t idx,
+		     uint64_t *ret)
+{
+	const struct cq_type *t;
+	struct cq_error *err = cq_core_find_type(core, type, &t);
+	int64_t size = err ? -1 : cq_type_size(t), nb = offset_of(core, "MPIR_Object_alloc_t", "indirect_size"),
+		blocks = offset_of(core, "MPIR_Object_alloc_t", "indirect");
+	unsigned w = cq_target_ptr_size(core->target);
+	uint64_t n = 0, arr = 0, block = 0;
+	if (!err && size > 0 && nb >= 0 && blocks >= 0 && idx < 4096)
+		err = cq_core_read_uint(core, mem + (uint64_t)nb, 4, &n);
+	else if (!err)
+		err = cq_error_create(CQ_ERR_NOT_FOUND, "no allocator types");
+	if (!err && blk < n)
+		err = cq_core_read_uint(core, mem + (uint64_t)blocks, w, &arr);
+	if (!err && arr)
+		err = cq_core_read_uint(core, arr + blk * w, w, &block);
+	bool ok = !err && block;
+	cq_error_destroy(err);
+	if (ok)
+		*ret = block + idx * (uint64_t)size;
+	return ok;
+}
+
 bool cq_mpich_library(struct cq_core *core)
 {
 	struct cq_symref ref;
@@ -46,8 +104,12 @@ bool cq_mpich_comm_handle(struct cq_core *core, uint64_t handle, uint64_t *ret, 
 	uint64_t index = handle & 0x3ffffff;
 	*name = NULL;
 	struct cq_symref ref;
-	if (handle > 0xffffffffu || type != 1 || (kind != 1 && kind != 2) || !is_mpich(core, &ref))
+	if (handle > 0xffffffffu || type != 1 || kind == 0 || !is_mpich(core, &ref))
 		return false;
+	if (kind == 3) /* indirect: block in bits 25-12, index in 11-0 */
+		return !missing_symbol(core, "MPIR_Comm_mem", &ref) &&
+		       indirect(core, "MPIR_Comm", ref.address, index >> 12, index & 0xfff, ret) &&
+		       names(core, "MPIR_Comm", *ret, handle);
 	const struct cq_type *t;
 	struct cq_error *err = cq_core_find_type(core, "MPIR_Comm", &t);
 	int64_t size = err ? -1 : cq_type_size(t);
@@ -60,17 +122,7 @@ bool cq_mpich_comm_handle(struct cq_core *core, uint64_t handle, uint64_t *ret, 
 	if (kind == 1 && index < sizeof(builtin) / sizeof(builtin[0]))
 		*name = builtin[index];
 	*ret = ref.address + index * (uint64_t)size;
-	return true;
-}
-
-/* The offset of @p field in type @p type, -1 if either is unknown. */
-static int64_t offset_of(struct cq_core *core, const char *type, const char *field)
-{
-	const struct cq_type *t;
-	struct cq_error *err = cq_core_find_type(core, type, &t);
-	int64_t off = err ? -1 : cq_type_field_offset(t, field);
-	cq_error_destroy(err);
-	return off;
+	return names(core, "MPIR_Comm", *ret, handle);
 }
 
 bool cq_mpich_comm_group(struct cq_core *core, uint64_t addr, int64_t size, int *ranks)
@@ -135,11 +187,28 @@ bool cq_mpich_request(struct cq_core *core, uint64_t addr, struct cq_mpich_reque
 
 bool cq_mpich_request_handle(struct cq_core *core, uint64_t handle, uint64_t *ret)
 {
-	/* kind 2 (direct), object type 0xb (request), the index in the low bits */
+	/* kind 2 (direct) or 3 (indirect), object type 0xb (request), the index in the low
+	 * bits; an indirect one's pool (one per VCI) in bits 25-20, its block in 19-12, its
+	 * index in 11-0 (src/include/mpir_request.h) */
 	struct cq_symref ref;
 	uint64_t index = handle & 0x3ffffff;
-	if (handle > 0xffffffffu || (handle >> 30 & 3) != 2 || (handle >> 26 & 0xf) != 0xb || index >= 1024 ||
-	    !is_mpich(core, &ref))
+	unsigned kind = (unsigned)(handle >> 30) & 3;
+	if (handle > 0xffffffffu || (kind != 2 && kind != 3) || (handle >> 26 & 0xf) != 0xb || !is_mpich(core, &ref))
+		return false;
+	if (kind == 3) {
+		const struct cq_type *t;
+		struct cq_error *err = cq_core_find_type(core, "MPIR_Object_alloc_t", &t);
+		int64_t asize = err ? -1 : cq_type_size(t);
+		if (!err)
+			err = cq_core_lookup(core, "MPIR_Request_mem", NULL, &ref);
+		bool ok = !err && asize > 0 &&
+			  indirect(core, "MPIR_Request", ref.address + (index >> 20) * (uint64_t)asize, index >> 12 & 0xff,
+				   index & 0xfff, ret) &&
+			  names(core, "MPIR_Request", *ret, handle);
+		cq_error_destroy(err);
+		return ok;
+	}
+	if (index >= 1024)
 		return false;
 	const struct cq_type *t;
 	struct cq_error *err = cq_core_find_type(core, "MPIR_Request", &t);
@@ -150,5 +219,5 @@ bool cq_mpich_request_handle(struct cq_core *core, uint64_t handle, uint64_t *re
 	cq_error_destroy(err);
 	if (ok)
 		*ret = ref.address + index * (uint64_t)size;
-	return ok;
+	return ok && names(core, "MPIR_Request", *ret, handle);
 }

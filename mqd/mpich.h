@@ -45,15 +45,18 @@ struct cq_mpich_request {
 bool cq_mpich_request(struct cq_core *core, uint64_t addr, struct cq_mpich_request *ret);
 
 /** The address of the MPIR_Request that request handle @p handle (an MPI_Request, an
- * int) names: a direct one in MPIR_Request_direct[] (the first of a process's requests in
- * flight); false for an indirect one (from the pool's blocks: not followed). */
+ * int) names: a direct one in MPIR_Request_direct[], an indirect one in the blocks of its
+ * pool (MPIR_Request_mem[pool]: the requests beyond the first 8 a process has in flight);
+ * false when the object there does not carry @p handle (every MPICH object begins with
+ * its own handle) or the types or memory are missing. */
 bool cq_mpich_request_handle(struct cq_core *core, uint64_t handle, uint64_t *ret);
 
 /** The address of the MPIR_Comm that MPICH handle @p handle (an MPI_Comm, an int) names:
  * a builtin one (MPI_COMM_WORLD 0x44000000, MPI_COMM_SELF 0x44000001, MPICH's internal
- * copy of the world 0x44000002) in MPIR_Comm_builtin[], a direct one in MPIR_Comm_direct[];
- * false for an indirect handle (from the handle pool's blocks: not followed) or when the
- * core does not have those arrays. *@p name: the predefined name or NULL. */
+ * copy of the world 0x44000002) in MPIR_Comm_builtin[], a direct one in MPIR_Comm_direct[],
+ * an indirect one in MPIR_Comm_mem's blocks; false when the object there does not carry
+ * @p handle, or the core does not have those arrays. *@p name: the predefined name or
+ * NULL. */
 bool cq_mpich_comm_handle(struct cq_core *core, uint64_t handle, uint64_t *ret, const char **name);
 
 #endif
