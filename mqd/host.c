@@ -241,6 +241,14 @@ struct cq_error *cq_mqd_report(struct cq_core *core, const struct cq_mqd_options
 	}
 	json_decref(ms);
 	known_limits(core, doc, problems);
+	/* a coreq snapshot holds only the pages its own analyses read when it was taken: a DLL
+	 * or a type donor other than the snapshot's reads elsewhere */
+	json_int_t faults = json_integer_value(json_object_get(cb, "fetch_faults"));
+	if (core->file && core->taken_ns && faults > 0)
+		cq_json_problem(problems, "snapshot",
+			"%s is a coreq snapshot: it holds only the memory coreq's analyses read when it was taken, and the "
+			"DLL read %lld time(s) where it holds nothing: take the snapshot with this analysis's options "
+			"(--types, --mqd-plugin, --mqd-vendor, --mqd-trusted-dir)", core->name, (long long)faults);
 	/* coreq's DLL lists the library's own requests (a collective's traffic): the job view
 	 * may then read "nothing of its own pending" as "not waiting in its collective" */
 	const char *ver = json_string_value(json_object_get(json_object_get(doc, "dll"), "version"));
