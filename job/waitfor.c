@@ -44,7 +44,8 @@ struct calls {
 
 struct op {
 	int rank, cls, comm, peer, tag;
-	json_int_t length;
+	json_int_t length;      /* bytes, -1 unknown */
+	json_int_t count;       /* elements, -1 unknown (MPICH's DLL gives counts) */
 	bool pending;
 	bool pending_by_stack; /* the DLL said complete, unreliably; a thread waits on it */
 	bool in_flight;        /* an unexpected message coreq read in flight (mqd/inflight.h) */
@@ -171,6 +172,7 @@ static void add_op(struct job *j, int rank, int cls, int comm, json_t *op)
 		.tag = json_is_integer(tag) ? (int)json_integer_value(tag) : ANY,
 		/* -1: not known (an operation known from the stack only) */
 		.length = json_is_integer(json_object_get(op, "length")) ? json_integer_value(json_object_get(op, "length")) : -1,
+		.count = json_is_integer(json_object_get(op, "count")) ? json_integer_value(json_object_get(op, "count")) : -1,
 		.pending = pending, .pending_by_stack = by_stack,
 		.in_flight = json_is_true(json_object_get(op, "in_flight")),
 		.match = -1};
@@ -465,6 +467,8 @@ static json_t *op_ref(const struct job *j, const struct op *o)
 	static const char *const kinds[] = {"send", "receive", "unexpected"};
 	json_t *r = json_pack("{s:s, s:i, s:s, s:o}", "kind", kinds[o->cls], "rank", o->rank,
 			      "comm", comm_name(j, o->comm), "length", o->length >= 0 ? json_integer(o->length) : json_null());
+	if (o->count >= 0)
+		json_object_set_new(r, "count", json_integer(o->count));
 	json_object_set_new(r, "peer", o->peer == ANY ? cq_json_str("any") : json_integer(o->peer));
 	json_object_set_new(r, "tag", o->tag == ANY ? cq_json_str("any") : json_integer(o->tag));
 	if (o->pending_by_stack)

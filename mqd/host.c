@@ -41,9 +41,53 @@ static char *joined(json_t *a)
 /* Known DLL limits said where they apply, so that an empty or odd answer is not taken for
  * the truth: Open MPI 4.1's DLL has no unexpected queue, and on big-endian targets reads
  * req_complete as one byte of a pointer. */
+static void flag(json_t *op, const char *text)
+{
+	json_t *flags = json_object_get(op, "flags");
+	if (!flags)
+		json_object_set_new(op, "flags", flags = json_array());
+	json_array_append_new(flags, json_string(text));
+}
+
+/* MPICH 4.0's DLL gives a send's or a receive's length as its element count (the request's
+ * user_count: dll_mpich.c says "Count, not bytes"), and an unexpected message's as the
+ * user_count of the request that holds it, 0 until a receive takes it: the count is kept
+ * as `count`, the length in bytes is not known (null), and each says why. */
+static void mpich_lengths(json_t *doc)
+{
+	json_t *c, *op;
+	size_t i, k;
+	json_array_foreach(json_object_get(doc, "communicators"), i, c) {
+		const char *q;
+		json_t *queue;
+		json_object_foreach(json_object_get(c, "queues"), q, queue) {
+			bool unexpected = !strcmp(q, "unexpected");
+			json_array_foreach(json_object_get(queue, "operations"), k, op) {
+				if (json_object_get(op, "from") || !json_is_integer(json_object_get(op, "length")))
+					continue; /* coreq's own (from a stack, in flight): bytes */
+				if (!unexpected)
+					json_object_set(op, "count", json_object_get(op, "length"));
+				json_object_set_new(op, "length", json_null());
+				flag(op, unexpected ? "length unknown: MPICH's DLL gives an unexpected message the user_count of the "
+						      "request holding it, 0 until a receive takes it"
+						    : "length in bytes unknown: MPICH's DLL gives the element count (the request's "
+						      "user_count), kept as count");
+				json_t *a = json_object_get(op, "actual");
+				if (json_is_integer(json_object_get(a, "length"))) {
+					if (!unexpected)
+						json_object_set(a, "count", json_object_get(a, "length"));
+					json_object_set_new(a, "length", json_null());
+				}
+			}
+		}
+	}
+}
+
 static void known_limits(struct cq_core *core, json_t *doc, json_t *problems)
 {
 	const char *version = json_string_value(json_object_get(json_object_get(doc, "dll"), "version"));
+	if (version && !strncmp(version, "MPICH message queue support", 27))
+		mpich_lengths(doc);
 	/* Open MPI's own DLL (not coreq's, whose version string names Open MPI too) */
 	bool ompi = version && strncmp(version, "Open MPI message queue support", 30) == 0;
 	if (!ompi)
@@ -71,12 +115,9 @@ static void known_limits(struct cq_core *core, json_t *doc, json_t *problems)
 					continue;
 				/* for the job view: the status is not to be taken as it stands (job/waitfor.h) */
 				json_object_set_new(op, "status_reliable", json_false());
-				json_t *flags = json_object_get(op, "flags");
-				if (!flags)
-					json_object_set_new(op, "flags", flags = json_array());
-				json_array_append_new(flags, cq_json_str(be ?
+				flag(op, be ?
 					"status unreliable: Open MPI 4.1's DLL reads req_complete as one byte of a pointer (wrong on big-endian targets)" :
-					"status may be wrong: Open MPI 4.1's DLL reads req_complete as one byte of a pointer, so a request a thread waits on (MPI_Wait*) shows as complete; coreq's DLL (the default) reads it whole"));
+					"status may be wrong: Open MPI 4.1's DLL reads req_complete as one byte of a pointer, so a request a thread waits on (MPI_Wait*) shows as complete; coreq's DLL (the default) reads it whole");
 			}
 		}
 	}

@@ -66,7 +66,12 @@ static void print_queue(const char *label, json_t *q)
 		print_rank(json_object_get(op, "peer_global"));
 		printf(") tag ");
 		print_rank(json_object_get(op, "tag"));
-		printf(" length %lld", (long long)json_integer_value(json_object_get(op, "length")));
+		if (json_is_integer(json_object_get(op, "length")))
+			printf(" length %lld", (long long)json_integer_value(json_object_get(op, "length")));
+		else if (json_is_integer(json_object_get(op, "count")))
+			printf(" count %lld", (long long)json_integer_value(json_object_get(op, "count")));
+		else
+			printf(" length unknown");
 		if (str(op, "buffer")) /* (none: an operation coreq read elsewhere, in flight or from a stack) */
 			printf(" buffer %s%s", str(op, "buffer"), json_is_true(json_object_get(op, "system_buffer")) ? " (system)" : "");
 		json_t *a = json_object_get(op, "actual");
@@ -75,7 +80,10 @@ static void print_queue(const char *label, json_t *q)
 			print_rank(json_object_get(a, "peer_global"));
 			printf(" tag ");
 			print_rank(json_object_get(a, "tag"));
-			printf(" length %lld", (long long)json_integer_value(json_object_get(a, "length")));
+			if (json_is_integer(json_object_get(a, "length")))
+				printf(" length %lld", (long long)json_integer_value(json_object_get(a, "length")));
+			else if (json_is_integer(json_object_get(a, "count")))
+				printf(" count %lld", (long long)json_integer_value(json_object_get(a, "count")));
 		}
 		json_t *e;
 		size_t k;
@@ -531,6 +539,8 @@ static void print_op_ref(json_t *o)
 	print_rank(json_object_get(o, "tag"));
 	if (json_is_integer(json_object_get(o, "length")))
 		printf(" (%s, %lld bytes)", str(o, "comm"), (long long)json_integer_value(json_object_get(o, "length")));
+	else if (json_is_integer(json_object_get(o, "count"))) /* MPICH's DLL: elements */
+		printf(" (%s, %lld elements)", str(o, "comm"), (long long)json_integer_value(json_object_get(o, "count")));
 	else /* an operation known from the stack only (stack_sends) */
 		printf(" (%s, length unknown)", str(o, "comm"));
 }
