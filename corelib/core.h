@@ -137,6 +137,11 @@ struct cq_core {
 	uint64_t taken_ns;
 
 	bool has_psinfo;
+	/** NT_PRPSINFO's pr_sname: the process's state when the core was taken, as /proc's stat
+	 * letters ('T': stopped by a signal, which a coreq snapshot records from before it
+	 * stopped the process itself; the kernel's cores and gdb's say R, S, D or t); 0 when
+	 * there is none. */
+	char state;
 	int32_t pid, ppid;
 	uint32_t uid, gid;
 	char fname[17];

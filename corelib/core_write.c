@@ -44,7 +44,12 @@ static void put_prpsinfo(struct cq_buf *n, const struct cq_core *core)
 	struct cq_buf d = {0};
 	/* pr_state, pr_sname, pr_zomb, pr_nice; pr_flag (a long, aligned); uid, gid; pid, ppid,
 	 * pgrp, sid; fname[16]; psargs[80] (what notes.c reads from the end) */
-	cq_buf_put(&d, "\0R\0\0", 4);
+	/* pr_state: the letter's place in the kernel's list; pr_sname: the letter */
+	static const char letters[] = "RSDTtXZP";
+	char sname = core->state ? core->state : 'R';
+	const char *at = strchr(letters, sname);
+	uint8_t head[4] = {(uint8_t)(at ? at - letters : 0), (uint8_t)sname, 0, 0};
+	cq_buf_put(&d, head, 4);
 	cq_buf_align(&d, w);
 	cq_buf_uint(&d, t, w, 0);
 	cq_buf_uint(&d, t, uid, core->uid);

@@ -94,6 +94,8 @@ static struct cq_error *note_prpsinfo(struct cq_core *core, const uint8_t *desc,
 	size_t len = strnlen(core->psargs, 80);
 	while (len > 0 && core->psargs[len - 1] == ' ')
 		core->psargs[--len] = 0;
+	/* pr_state, then pr_sname: the first two bytes in every layout */
+	core->state = desc[1] >= 'A' && desc[1] <= 'z' ? (char)desc[1] : 0;
 	core->has_psinfo = true;
 	return NULL;
 }

@@ -230,7 +230,12 @@ static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle,
 	const char *at = json_string_value(json_object_get(where, "text"));
 	char *said = NULL, ready[200] = "";
 	int ok;
-	if (sat && in && !strncmp(in, "MPI_", 4)) {
+	const char *st = json_string_value(json_object_get(
+		json_object_get(json_object_get(doc, "stacks"), "process"), "state"));
+	if (st && !strcmp(st, "stopped"))
+		snprintf(ready, sizeof(ready), ", stopped by a signal (SIGSTOP, SIGTSTP, ...) when its core was taken: it "
+			 "is not running");
+	else if (sat && in && !strncmp(in, "MPI_", 4)) {
 		const json_t *m = json_object_get(sat, "message");
 		snprintf(ready, sizeof(ready), ", with the message it waits for (from rank %lld, tag %lld) already in its %s: "
 			 "it is not running (stopped, or starved of CPU)",
@@ -242,7 +247,7 @@ static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle,
 	if (!doc)
 		ok = asprintf(&said, "not analyzed (no document for it)");
 	else if (!in || !strcmp(in, "outside MPI"))
-		ok = asprintf(&said, "outside MPI%s%s", at ? " in " : "", at ?: "");
+		ok = asprintf(&said, "outside MPI%s%s%s", at ? " in " : "", at ?: "", ready);
 	else
 		ok = asprintf(&said, "%s%s%s%s%s", strncmp(in, "MPI_", 4) ? "" : "in ", in, at ? " from " : "", at ?: "",
 			      ready);

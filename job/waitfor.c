@@ -38,6 +38,7 @@ struct calls {
 	bool internal_listed;      /* its DLL lists the library's own operations (coreq's) */
 	int internal_pending;      /* how many of them are pending */
 	const char *comm_source;   /* how that communicator was chosen */
+	bool stopped;              /* its process was stopped by a signal: none of its waits is one */
 	json_t *list;              /* the document's mpi_calls (borrowed) */
 	json_t *arg_comm;          /* the collective's "communicator", read from its argument, or NULL */
 };
@@ -213,6 +214,8 @@ static void read_calls(struct job *j, int v, json_t *doc)
 	rc->known = true;
 	rc->list = list;
 	rc->internal_listed = json_is_true(json_object_get(doc, "internal_ops_listed"));
+	rc->stopped = !strcmp(json_string_value(json_object_get(json_object_get(json_object_get(doc, "stacks"), "process"),
+							    "state")) ?: "", "stopped");
 	json_array_foreach(list, k, c) {
 		const char *call = json_string_value(json_object_get(c, "call"));
 		switch (cq_mpi_call_waits(call)) {
@@ -1011,6 +1014,15 @@ json_t *cq_waitfor_job(json_t *ranks)
 		/* the message is at the receiver, which posted no receive taking it */
 		if (o->cls == SEND && delivered(&j, o))
 			json_object_set_new(ref, "arrived", json_true());
+		/* a process stopped by a signal waits on nobody: it does not run. What it would
+		 * wait on once resumed is not known (a message to it may be in flight, in no
+		 * queue): others waiting on it end there */
+		int vo = node(&j, o->rank);
+		if (j.calls && vo >= 0 && j.calls[vo].stopped) {
+			json_object_set_new(ref, "rank_stopped", json_true());
+			json_array_append_new(posted, ref);
+			continue;
+		}
 		if (!waited_on(&j, o)) {
 			json_array_append_new(posted, ref);
 			continue;

@@ -649,7 +649,7 @@ static struct cq_error *read_threads(struct cq_core *core)
 	return err;
 }
 
-static bool stopped_at(int pid, struct timespec *at, struct timespec *real);
+static bool stopped_at(int pid, struct timespec *at, struct timespec *real, char *state);
 
 struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, const struct cq_live_options *lo,
 				 struct cq_core **ret)
@@ -679,7 +679,7 @@ struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, co
 	if (!pid_held(pid) && (err = cq_process_stop(pid, lo)))
 		goto fail;
 	struct timespec real;
-	if (!stopped_at(pid, &l->stopped_at, &real)) {
+	if (!stopped_at(pid, &l->stopped_at, &real, &core->state)) {
 		clock_gettime(CLOCK_MONOTONIC, &l->stopped_at);
 		clock_gettime(CLOCK_REALTIME, &real);
 	}
@@ -799,18 +799,35 @@ struct cq_error *cq_process_pages(struct cq_core *core, const struct cq_mem_rang
 static struct {
 	int pid;
 	struct timespec at, real; /* CLOCK_MONOTONIC (how long it is held), CLOCK_REALTIME (the note) */
+	char state;               /* its /proc state letter before coreq stopped it ('T': stopped) */
 } stops[MAX_STOPS];
 static size_t nstops;
 
-static bool stopped_at(int pid, struct timespec *at, struct timespec *real)
+static bool stopped_at(int pid, struct timespec *at, struct timespec *real, char *state)
 {
 	for (size_t i = 0; i < nstops; i++)
 		if (stops[i].pid == pid) {
 			*at = stops[i].at;
 			*real = stops[i].real;
+			*state = stops[i].state;
 			return true;
 		}
 	return false;
+}
+
+/* The state letter of /proc/PID/stat (0 when unreadable). */
+static char proc_state(int pid)
+{
+	char path[64], *s, state = 0;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((s = slurp(path, 1 << 16, &len))) {
+		char *p = strrchr(s, ')');
+		if (!p || sscanf(p + 1, " %c", &state) != 1)
+			state = 0;
+		free(s);
+	}
+	return state;
 }
 
 struct cq_error *cq_process_stop(int pid, const struct cq_live_options *lo)
@@ -820,6 +837,9 @@ struct cq_error *cq_process_stop(int pid, const struct cq_live_options *lo)
 		nstops = 0;
 	if (nstops < MAX_STOPS) {
 		stops[nstops].pid = pid;
+		/* before it is stopped here: a process someone else stopped (SIGSTOP) is not
+		 * running, whatever its stacks say (the job view says so) */
+		stops[nstops].state = proc_state(pid);
 		clock_gettime(CLOCK_MONOTONIC, &stops[nstops].at);
 		clock_gettime(CLOCK_REALTIME, &stops[nstops].real);
 		nstops++;

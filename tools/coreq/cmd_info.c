@@ -213,6 +213,10 @@ static json_t *info_json(struct cq_cli *cli, struct cq_core *core, bool with_ima
 		json_object_set_new(doc, "ppid", json_integer(core->ppid));
 		json_object_set_new(doc, "command", cq_json_str(core->fname));
 		json_object_set_new(doc, "args", cq_json_str(core->psargs));
+		/* only a process stopped by a signal before the core was taken (a coreq
+		 * snapshot's record): the other letters say little about a dying process */
+		if (core->state == 'T')
+			json_object_set_new(doc, "state", json_string("stopped"));
 		json_t *mpi = cq_mpi_rank_json(core);
 		if (mpi)
 			json_object_set_new(doc, "mpi", mpi);
@@ -464,7 +468,9 @@ static void print_info_text(json_t *doc, struct cq_core *core, const struct cq_s
 		       (long long)json_integer_value(json_object_get(doc, "pid")),
 		       (long long)json_integer_value(json_object_get(doc, "ppid")),
 		       jstr(doc, "command"), jstr(doc, "args"));
-	else
+	if (json_object_get(doc, "state"))
+		printf("state:    stopped by a signal (SIGSTOP, SIGTSTP, ...) when the core was taken: not running\n");
+	if (!json_is_integer(json_object_get(doc, "pid")))
 		printf("process:  no NT_PRPSINFO note\n");
 	cq_print_mpi_rank(json_object_get(doc, "mpi"), "MPI:      ");
 	/* "SIGSEGV at 0x10 (SEGV_MAPERR)", "SIGABRT from pid 538 (SI_TKILL)" */

@@ -672,7 +672,7 @@ static void print_job(json_t *job)
 	json_array_foreach(json_object_get(job, "posted"), i, x) {
 		printf("posted, not waited on: ");
 		print_op_ref(x);
-		printf("\n");
+		printf("%s\n", json_is_true(json_object_get(x, "rank_stopped")) ? " - its process is stopped" : "");
 	}
 	json_array_foreach(json_object_get(job, "matched"), i, x) {
 		printf("matched (in progress): ");

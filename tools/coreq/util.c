@@ -264,6 +264,10 @@ void cq_bt_process(const struct cq_core *core, json_t *bt)
 				      /* all 0: gdb's gcore (it writes none), unless coreq took it */
 				      "cpu_ms", us || core->taken_ns ? json_integer((json_int_t)(us / 1000)) : json_null(), "taken_ms",
 				      core->taken_ns ? json_integer((json_int_t)(core->taken_ns / 1000000)) : json_null()));
+	/* stopped by a signal before the core was taken (a coreq snapshot records it): not
+	 * running, whatever its stacks wait on */
+	if (core->state == 'T')
+		json_object_set_new(json_object_get(bt, "process"), "state", json_string("stopped"));
 }
 
 void cq_release(json_t *doc, struct cq_core *core)
