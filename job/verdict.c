@@ -228,21 +228,24 @@ static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle,
 {
 	json_t *where = doc ? where_of(doc) : NULL;
 	const char *at = json_string_value(json_object_get(where, "text"));
-	char *said = NULL, ready[200] = "";
+	char *said = NULL, ready[320] = "";
 	int ok;
 	const char *st = json_string_value(json_object_get(
 		json_object_get(json_object_get(doc, "stacks"), "process"), "state"));
-	if (st && !strcmp(st, "stopped"))
-		snprintf(ready, sizeof(ready), ", stopped by a signal (SIGSTOP, SIGTSTP, ...) when its core was taken: it "
-			 "is not running");
-	else if (sat && in && !strncmp(in, "MPI_", 4)) {
+	bool stopped = st && !strcmp(st, "stopped");
+	if (sat && in && !strncmp(in, "MPI_", 4)) {
 		const json_t *m = json_object_get(sat, "message");
 		snprintf(ready, sizeof(ready), ", with the message it waits for (from rank %lld, tag %lld) already in its %s: "
-			 "it is not running (stopped, or starved of CPU)",
+			 "it is not running (%s)",
 			 (long long)json_integer_value(json_object_get(m, "peer")),
 			 (long long)json_integer_value(json_object_get(m, "tag")),
 			 json_is_true(json_object_get(m, "in_flight")) ? "shared memory, not yet taken by MPI"
-								       : "unexpected queue");
+								       : "unexpected queue",
+			 stopped ? "stopped by a signal (SIGSTOP, SIGTSTP, ...) when its core was taken"
+				 : "stopped, or starved of CPU");
+	} else if (stopped) {
+		snprintf(ready, sizeof(ready), ", stopped by a signal (SIGSTOP, SIGTSTP, ...) when its core was taken: it "
+			 "is not running");
 	}
 	if (!doc)
 		ok = asprintf(&said, "not analyzed (no document for it)");

@@ -809,7 +809,8 @@ static void add_collective_edge(json_t *edges, int from, int to, const char *cal
  * it: outside MPI, in point-to-point, in a collective on another communicator, or in an
  * earlier collective on this one. A member in a later collective there (it returned early
  * from this one) is ahead, not waited for. The collectives, with the members elsewhere (a
- * mismatch when a member is inside a blocking call that cannot come before or after). */
+ * mismatch when a member is inside a blocking call other than a collective on another
+ * communicator that cannot come before or after). */
 static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 {
 	json_t *out = json_array(), *doc;
@@ -889,8 +890,12 @@ static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 				continue; /* the members elsewhere are listed once per entry */
 			json_array_append_new(json_object_get(entry, "elsewhere"),
 					      json_pack("{s:i, s:s}", "rank", to, "in", st));
-			/* a member in a blocking call that is not an earlier collective here */
-			if (cq_mpi_call_waits(st) != CQ_MPI_WAITS_NOTHING && !(there && ord == BEHIND))
+			/* a member in a blocking call that is not an earlier collective here; one in
+			 * a collective on another communicator (or on one not known) comes here
+			 * once that one completes: a chain of waits, not a mismatch (ScaLAPACK's
+			 * row and column broadcasts) */
+			bool other_coll = tc && tc->collective && !there;
+			if (cq_mpi_call_waits(st) != CQ_MPI_WAITS_NOTHING && !(there && ord == BEHIND) && !other_coll)
 				json_object_set_new(entry, "mismatch", json_true());
 		}
 	}

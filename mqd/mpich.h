@@ -26,8 +26,9 @@ bool cq_mpich_comm_context(struct cq_core *core, uint64_t addr, uint64_t *ret);
 
 /** The world ranks of the @p size members of the MPIR_Comm at @p addr into @p ranks, by
  * local rank, from ch3's virtual-connection table (comm->dev.vcrt->vcr_table[i]->pg_rank,
- * the rank in the process group MPI_COMM_WORLD spans): false when the core's DWARF has no
- * such types (another device: ch4) or the table does not match @p size. */
+ * the rank in the process group MPI_COMM_WORLD spans; a communicator of another's first
+ * members in order shares that one's longer table): false when the core's DWARF has no
+ * such types (another device: ch4) or the table is shorter than @p size. */
 bool cq_mpich_comm_group(struct cq_core *core, uint64_t addr, int64_t size, int *ranks);
 
 /** What a pending MPICH (ch3) request is: from MPIR_Request's kind, cc and

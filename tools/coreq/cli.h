@@ -110,6 +110,11 @@ void cq_events_print_thread(json_t *ring, const char *indent);
 /** Text report of one rank's "coreq-mqd/1" document (cmd_mqd.c). */
 void cq_mqd_print_rank(json_t *doc);
 
+/** The rank's stacks and the MPI call each thread is in, with what the calls' parameters
+ * name (communicator, peer, tag, MPI_Waitall's requests), into its document @p doc
+ * (cmd_mqd.c); a snapshot runs it so that the memory those reads take is in it. */
+void cq_mqd_add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc);
+
 /** Exit status for an error code. */
 int cq_exit_for(const struct cq_error *err);
 

@@ -355,7 +355,7 @@ static void stack_sends(json_t *doc)
 /* The rank's stacks (coreq-bt/2) and the MPI call each thread is in (job/mpicall.h) into
  * its document: what the job view takes its waits from. A walk that fails is said, and
  * the job view then takes every pending operation as waited on. */
-static void add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc)
+void cq_mqd_add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc)
 {
 	json_t *bt = NULL;
 	/* loop variables: where ranks stopped at one line stand in their loops (verdict.h) */
@@ -420,7 +420,7 @@ static json_t *rank_doc(struct cq_cli *cli, const char *path)
 		}
 		if (!err) {
 			cq_inflight_add(core, doc);
-			add_stacks(cli, core, doc);
+			cq_mqd_add_stacks(cli, core, doc);
 		}
 		cq_core_close(core);
 	}
@@ -787,7 +787,7 @@ one_rank:;
 		return cq_fail(err);
 	}
 	cq_inflight_add(core, doc);
-	add_stacks(cli, core, doc);
+	cq_mqd_add_stacks(cli, core, doc);
 	rc = json_array_size(json_object_get(doc, "problems")) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 	if (cli->json) {
 		cq_emit_json(doc);

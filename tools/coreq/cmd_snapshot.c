@@ -73,15 +73,19 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const char *dir, 
 	cq_error_destroy(err);
 	json_decref(doc);
 	doc = NULL;
-	if (!(err = cq_core_lookup(core, "MPIR_dll_name", NULL, &ref)) && !(err = cq_mqd_report(core, &cli->mqd, &doc)))
+	bool mpi = !(err = cq_core_lookup(core, "MPIR_dll_name", NULL, &ref));
+	if (mpi && !(err = cq_mqd_report(core, &cli->mqd, &doc)))
 		views[1] = "MPI (MQD)";
 	cq_error_destroy(err);
 	json_decref(doc);
-	/* MPICH's messages in flight in the node's shared memory (mqd/inflight.h): its pages
-	 * too, so the job view of the snapshots sees a message sent and not yet received */
-	doc = json_pack("{s:[], s:[]}", "communicators", "problems");
-	if (doc)
+	/* MPICH's messages in flight in the node's shared memory (mqd/inflight.h), and what
+	 * the MPI calls' parameters name (a communicator handle's object, MPI_Waitall's
+	 * requests): their pages too, so the job view of the snapshots reads what it would
+	 * read of the process */
+	if (mpi && (doc = json_pack("{s:[], s:[]}", "communicators", "problems"))) {
 		cq_inflight_add(core, doc);
+		cq_mqd_add_stacks(cli, core, doc);
+	}
 	json_decref(doc);
 	doc = NULL;
 	/* coreq's flight recorder: its rings, every event (`coreq events` on the snapshot) */
