@@ -232,21 +232,22 @@ static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle,
 	int ok;
 	const char *st = json_string_value(json_object_get(
 		json_object_get(json_object_get(doc, "stacks"), "process"), "state"));
+	/* a message there already: it returns once it runs (a rank held by a snapshot's cut
+	 * may have had it arrive just before; one stopped by a signal does not run) */
 	bool stopped = st && !strcmp(st, "stopped");
+	int n = 0;
 	if (sat && in && !strncmp(in, "MPI_", 4)) {
 		const json_t *m = json_object_get(sat, "message");
-		snprintf(ready, sizeof(ready), ", with the message it waits for (from rank %lld, tag %lld) already in its %s: "
-			 "it is not running (%s)",
-			 (long long)json_integer_value(json_object_get(m, "peer")),
-			 (long long)json_integer_value(json_object_get(m, "tag")),
-			 json_is_true(json_object_get(m, "in_flight")) ? "shared memory, not yet taken by MPI"
-								       : "unexpected queue",
-			 stopped ? "stopped by a signal (SIGSTOP, SIGTSTP, ...) when its core was taken"
-				 : "stopped, or starved of CPU");
-	} else if (stopped) {
-		snprintf(ready, sizeof(ready), ", stopped by a signal (SIGSTOP, SIGTSTP, ...) when its core was taken: it "
-			 "is not running");
+		n = snprintf(ready, sizeof(ready), ", with the message it waits for (from rank %lld, tag %lld) already in its %s",
+			     (long long)json_integer_value(json_object_get(m, "peer")),
+			     (long long)json_integer_value(json_object_get(m, "tag")),
+			     json_is_true(json_object_get(m, "in_flight")) ? "shared memory, not yet taken by MPI"
+									   : "unexpected queue");
 	}
+	if (stopped && n >= 0 && (size_t)n < sizeof(ready))
+		snprintf(ready + n, sizeof(ready) - (size_t)n,
+			 "%s stopped by a signal (SIGSTOP, SIGTSTP, ...) when its core was taken: it is not running",
+			 n ? ";" : ",");
 	if (!doc)
 		ok = asprintf(&said, "not analyzed (no document for it)");
 	else if (!in || !strcmp(in, "outside MPI"))
