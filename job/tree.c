@@ -1,50 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* The stack prefix tree (tree.h): built from bt documents and merged trees, written back as
- * a coreq-stacks/1 document. */
+/* The stack prefix tree (tree.h): built from bt documents and merged trees; written back as
+ * a coreq-stacks/1 document by tree_json.c. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/text.h"
-#include "ranges.h"
-#include "tree.h"
-
-struct node {
-	char *label;
-	/* the raw name of the function it is labelled by (a mangled or versioned symbol) where
-	 * that differs from the label's name, as the first frame that reached it has it; NULL */
-	char *function;
-	struct cq_ranges tasks, ends; /* that reached it; whose stack ends here */
-	uint64_t threads, end_threads;
-	struct node **kids;
-	size_t nkids, cap;
-	json_t *index; /* label -> position in kids, once there are INDEX_FROM of them */
-};
+#include "tree_internal.h"
 
 /* Children are found by a scan while few, by a hash table from this many on: a node with
  * 100,000 distinct children (--by line over ranks stopped on different lines) took a
  * quadratic 35-80 s to build. */
 #define INDEX_FROM 16
 
-enum source { SOURCE_NONE, SOURCE_ORDER, SOURCE_RANK };
-
-struct cq_tree {
-	enum cq_tree_label by;
-	bool all_threads;
-	struct node root;
-	enum source source;
-	uint64_t next_order; /* the next task id by input order */
-	json_t *rank_from;   /* the variables ranks came from (bt's "task_source"), distinct */
-	json_t *problems;
-};
-
-static const char *const by_names[] = {"function", "line", "module"};
-static const char *const source_names[] = {"none", "order", "rank"};
-
-/* A path keeps at most this many frames, the outermost (bt's --max-frames goes to 100,000;
- * real stacks are tens deep): the tree is walked recursively, and its JSON nests two levels
- * per frame, which jansson reads to a depth of 2048. Deeper trees are refused when read. */
-#define MAX_DEPTH 1000
+const char *const cq_tree_by_names[3] = {"function", "line", "module"};
+const char *const cq_tree_source_names[3] = {"none", "order", "rank"};
 
 struct cq_tree *cq_tree_create(enum cq_tree_label by, bool all_threads)
 {
@@ -62,9 +32,9 @@ struct cq_tree *cq_tree_create(enum cq_tree_label by, bool all_threads)
 	return t;
 }
 
-static void node_free(struct node *n)
+static void node_free(struct cq_tree_node *n)
 {
-	/* recursion as deep as the tree: at most MAX_DEPTH */
+	/* recursion as deep as the tree: at most CQ_TREE_MAX_DEPTH */
 	for (size_t i = 0; i < n->nkids; i++) {
 		node_free(n->kids[i]);
 		free(n->kids[i]);
@@ -84,12 +54,16 @@ void cq_tree_destroy(struct cq_tree *t)
 	node_free(&t->root);
 	json_decref(t->problems);
 	json_decref(t->rank_from);
+	for (unsigned i = 0; i < t->nmarks; i++) {
+		free(t->marks[i].name);
+		cq_ranges_deinit(&t->marks[i].set);
+	}
 	free(t);
 }
 
 /* The child of @p n labelled @p label, made when missing (with @p function, the raw name,
  * or NULL); NULL when out of memory. */
-static struct node *child(struct node *n, const char *label, const char *function)
+static struct cq_tree_node *child(struct cq_tree_node *n, const char *label, const char *function)
 {
 	if (n->index) {
 		json_t *at = json_object_get(n->index, label);
@@ -102,13 +76,13 @@ static struct node *child(struct node *n, const char *label, const char *functio
 	}
 	if (n->nkids == n->cap) {
 		size_t cap = n->cap ? n->cap * 2 : 2;
-		struct node **k = realloc(n->kids, cap * sizeof(*k));
+		struct cq_tree_node **k = realloc(n->kids, cap * sizeof(*k));
 		if (!k)
 			return NULL;
 		n->kids = k;
 		n->cap = cap;
 	}
-	struct node *c = calloc(1, sizeof(*c));
+	struct cq_tree_node *c = calloc(1, sizeof(*c));
 	if (!c || !(c->label = strdup(label)) || (function && !(c->function = strdup(function)))) {
 		if (c)
 			free(c->label);
@@ -164,24 +138,24 @@ static void rank_from(struct cq_tree *t, const char *var)
 		json_array_append_new(t->rank_from, cq_json_str(var));
 }
 
-static struct cq_error *source_check(struct cq_tree *t, enum source s, const char *name)
+static struct cq_error *source_check(struct cq_tree *t, enum cq_tree_source s, const char *name)
 {
-	if (t->source == SOURCE_NONE)
+	if (t->source == CQ_TREE_SOURCE_NONE)
 		t->source = s;
 	if (t->source != s)
 		return cq_error_create(CQ_ERR_USAGE, "%s: its tasks are numbered by %s, the inputs before it by %s: "
-				       "give every input MPI ranks, or none", name, source_names[s], source_names[t->source]);
+				       "give every input MPI ranks, or none", name, cq_tree_source_names[s], cq_tree_source_names[t->source]);
 	return NULL;
 }
 
 /* One thread's frames (innermost first) as a path from the root, for task @p task: the
- * outermost MAX_DEPTH of them. */
+ * outermost CQ_TREE_MAX_DEPTH of them. */
 static struct cq_error *add_path(struct cq_tree *t, const json_t *frames, uint64_t task)
 {
-	struct node *n = &t->root;
+	struct cq_tree_node *n = &t->root;
 	struct cq_error *err = cq_ranges_add(&n->tasks, task, task);
 	n->threads++;
-	size_t nf = json_array_size(frames), stop = nf > MAX_DEPTH ? nf - MAX_DEPTH : 0;
+	size_t nf = json_array_size(frames), stop = nf > CQ_TREE_MAX_DEPTH ? nf - CQ_TREE_MAX_DEPTH : 0;
 	for (size_t i = nf; !err && i-- > stop;) {
 		const json_t *f = json_array_get(frames, i);
 		const char *raw;
@@ -228,11 +202,11 @@ struct cq_error *cq_tree_add_bt(struct cq_tree *t, const json_t *bt, const char 
 	}
 	if (tj) {
 		task = (uint64_t)json_integer_value(tj);
-		if ((err = source_check(t, SOURCE_RANK, name)))
+		if ((err = source_check(t, CQ_TREE_SOURCE_RANK, name)))
 			return err;
 		rank_from(t, jstr(bt, "task_source"));
 	} else {
-		if ((err = source_check(t, SOURCE_ORDER, name)))
+		if ((err = source_check(t, CQ_TREE_SOURCE_ORDER, name)))
 			return err;
 		if (t->next_order >= CQ_TASK_MAX)
 			return cq_error_create(CQ_ERR_USAGE, "%s: more than 2^48 tasks", name);
@@ -240,9 +214,9 @@ struct cq_error *cq_tree_add_bt(struct cq_tree *t, const json_t *bt, const char 
 	}
 	json_array_foreach(threads, i, th) {
 		const json_t *frames = json_object_get(th, "frames");
-		if (json_array_size(frames) > MAX_DEPTH)
+		if (json_array_size(frames) > CQ_TREE_MAX_DEPTH)
 			cq_json_problem(t->problems, name, "thread %zu: %zu frames, the outermost %u kept", i,
-					json_array_size(frames), MAX_DEPTH);
+					json_array_size(frames), CQ_TREE_MAX_DEPTH);
 		if ((err = add_path(t, frames, task)))
 			return err;
 		if (!t->all_threads)
@@ -309,11 +283,11 @@ static uint64_t add_count(uint64_t a, uint64_t b, bool *capped)
 /* @p own, when not NULL (the check of the root), receives the node's own task set as
  * parsed, shifted by @p offset: the root's set is parsed once for the check and once for
  * the merge, not a third time for the order's next id. */
-static struct cq_error *merge_node(struct node *n, const json_t *j, uint64_t offset, const char *name,
+static struct cq_error *merge_node(struct cq_tree_node *n, const json_t *j, uint64_t offset, const char *name,
 				   unsigned depth, bool *capped, struct cq_ranges *own)
 {
-	if (depth > MAX_DEPTH)
-		return cq_error_create(CQ_ERR_FORMAT, "%s: deeper than %u frames", name, MAX_DEPTH);
+	if (depth > CQ_TREE_MAX_DEPTH)
+		return cq_error_create(CQ_ERR_FORMAT, "%s: deeper than %u frames", name, CQ_TREE_MAX_DEPTH);
 	if (!json_is_object(j))
 		return cq_error_create(CQ_ERR_FORMAT, "%s: a node is not an object", name);
 	uint64_t threads, end_threads;
@@ -341,7 +315,7 @@ static struct cq_error *merge_node(struct node *n, const json_t *j, uint64_t off
 		const char *label = jstr(k, "label");
 		if (!label)
 			return cq_error_create(CQ_ERR_FORMAT, "%s: a node has no \"label\" string", name);
-		struct node *c = n ? child(n, label, jstr(k, "function")) : NULL;
+		struct cq_tree_node *c = n ? child(n, label, jstr(k, "function")) : NULL;
 		if (n && !c)
 			return &cq_error_nomem;
 		if ((err = merge_node(c, k, offset, name, depth + 1, capped, NULL)))
@@ -356,16 +330,16 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
 	if (!schema || strcmp(schema, "coreq-stacks/1"))
 		return cq_error_create(CQ_ERR_FORMAT, "%s: not a coreq-stacks/1 document (made by coreq stacks --json)",
 				       name);
-	if (!by || strcmp(by, by_names[t->by]) || json_is_true(json_object_get(tree, "all_threads")) != t->all_threads)
+	if (!by || strcmp(by, cq_tree_by_names[t->by]) || json_is_true(json_object_get(tree, "all_threads")) != t->all_threads)
 		return cq_error_create(CQ_ERR_FORMAT, "%s: a tree by %s of %s, this merge is by %s of %s: "
 				       "merge trees made with the same --by and --threads", name, by ? by : "?",
 				       json_is_true(json_object_get(tree, "all_threads")) ? "all threads" : "one stack per process",
-				       by_names[t->by], t->all_threads ? "all threads" : "one stack per process");
-	enum source s = src && !strcmp(src, "rank") ? SOURCE_RANK : src && !strcmp(src, "order") ? SOURCE_ORDER
-												    : SOURCE_NONE;
+				       cq_tree_by_names[t->by], t->all_threads ? "all threads" : "one stack per process");
+	enum cq_tree_source s = src && !strcmp(src, "rank") ? CQ_TREE_SOURCE_RANK : src && !strcmp(src, "order") ? CQ_TREE_SOURCE_ORDER
+												    : CQ_TREE_SOURCE_NONE;
 	const json_t *root = json_object_get(tree, "root");
 	/* tasks by order continue after the ones already added; checked with that offset */
-	uint64_t offset = s == SOURCE_ORDER ? t->next_order : 0;
+	uint64_t offset = s == CQ_TREE_SOURCE_ORDER ? t->next_order : 0;
 	bool capped = false;
 	struct cq_ranges own;
 	cq_ranges_init(&own);
@@ -374,13 +348,13 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
 	cq_ranges_deinit(&own);
 	if (err)
 		return err;
-	if (s == SOURCE_NONE) {
+	if (s == CQ_TREE_SOURCE_NONE) {
 		if (src && strcmp(src, "none"))
 			return cq_error_create(CQ_ERR_FORMAT, "%s: unknown task_source", name);
 	} else if ((err = source_check(t, s, name))) {
 		return err;
 	}
-	if (s == SOURCE_ORDER)
+	if (s == CQ_TREE_SOURCE_ORDER)
 		t->next_order = next;
 	if ((err = merge_node(&t->root, root, offset, name, 0, &capped, NULL)))
 		return err;
@@ -396,136 +370,31 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
 	return NULL;
 }
 
-/* ---- the document ---- */
+/* ---- what the document will say ---- */
 
-/* Leaf classes: most tasks first, then in the tree's order (node ids are preorder). */
-static int by_class(const void *a, const void *b)
+struct cq_error *cq_tree_mark_tasks(struct cq_tree *t, const char *name, const char *ranks)
 {
-	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	json_int_t cx = json_integer_value(json_object_get(x, "task_count"));
-	json_int_t cy = json_integer_value(json_object_get(y, "task_count"));
-	if (cx != cy)
-		return cx > cy ? -1 : 1;
-	json_int_t ix = json_integer_value(json_object_get(x, "node"));
-	json_int_t iy = json_integer_value(json_object_get(y, "node"));
-	return (ix > iy) - (ix < iy);
-}
-
-/* @p arr sorted by @p cmp (jansson has no sort). */
-static json_t *sorted(json_t *arr, int (*cmp)(const void *, const void *))
-{
-	size_t n = json_array_size(arr);
-	json_t **v = n > 1 ? malloc(n * sizeof(*v)) : NULL;
-	if (!v)
-		return arr; /* nothing to sort, or out of memory: left as it is */
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(arr, i));
-	qsort(v, n, sizeof(*v), cmp);
-	json_array_clear(arr);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, v[i]);
-	free(v);
-	return arr;
-}
-
-static json_t *ranges_json(const struct cq_ranges *r)
-{
-	char *s = cq_ranges_format(r);
-	json_t *j = s ? json_string(s) : NULL;
-	free(s);
-	return j;
-}
-
-/* A child in output order: most tasks first, then by label. */
-struct kid {
-	const struct node *n;
-	uint64_t count;
-};
-
-static int kid_order(const void *a, const void *b)
-{
-	const struct kid *x = a, *y = b;
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	return strcmp(x->n->label, y->n->label);
-}
-
-/* The walk that writes the document: node ids in preorder, and the labels of the path
- * from the root's child down to the node being written (as pointers into the tree: a path
- * is never copied, so memory stays linear in the nodes however deep the leaves are). */
-struct walk {
-	json_t *classes;
-	const char **labels; /* MAX_DEPTH + 1 */
-	json_int_t next_id;
-	bool failed;
-};
-
-/* How many of a class's innermost labels its JSON repeats (the text shows as many): the
- * whole path is the chain of nodes to "node", which a reader follows in the tree. */
-#define CLASS_LAST 3
-
-/* The JSON of @p n at @p depth (the root's is 0); its leaf class, if any, appended to the
- * walk's classes. NULL when out of memory. */
-static json_t *node_json(const struct node *n, unsigned depth, struct walk *w)
-{
-	json_int_t id = w->next_id++;
-	json_t *kids = json_array();
-	json_t *o = json_pack("{s:I, s:o, s:o, s:I, s:I, s:o, s:I}", "id", id, "label", cq_json_str(n->label),
-			      "tasks", ranges_json(&n->tasks), "task_count", (json_int_t)cq_ranges_count(&n->tasks),
-			      "thread_count", (json_int_t)n->threads, "ends", ranges_json(&n->ends),
-			      "end_thread_count", (json_int_t)n->end_threads);
-	struct kid *order = n->nkids ? malloc(n->nkids * sizeof(*order)) : NULL;
-	if (!o || !kids || (n->nkids && !order)) {
-		json_decref(o);
-		json_decref(kids);
-		free(order);
-		return NULL;
+	if (t->nmarks == CQ_TREE_MAX_MARKS)
+		return cq_error_create(CQ_ERR_USAGE, "more than %u markings of one stack tree", CQ_TREE_MAX_MARKS);
+	struct cq_tree_marking *m = &t->marks[t->nmarks];
+	cq_ranges_init(&m->set);
+	struct cq_error *err = cq_ranges_parse(ranks, &m->set);
+	if (!err && m->set.n && !(m->name = strdup(name)))
+		err = &cq_error_nomem;
+	if (err || !m->set.n) { /* an empty set marks nothing (as cq_tree_mark) */
+		cq_ranges_deinit(&m->set);
+		return err;
 	}
-	if (n->function)
-		json_object_set_new(o, "function", cq_json_str(n->function));
-	if (depth)
-		w->labels[depth - 1] = n->label;
-	if (n->ends.n) {
-		json_t *last = json_array();
-		for (unsigned k = depth > CLASS_LAST ? depth - CLASS_LAST : 0; last && k < depth; k++)
-			json_array_append_new(last, cq_json_str(w->labels[k]));
-		json_t *c = last ? json_pack("{s:I, s:I, s:o, s:o, s:I, s:I}", "node", id, "depth", (json_int_t)depth,
-					     "last", last, "tasks", ranges_json(&n->ends), "task_count",
-					     (json_int_t)cq_ranges_count(&n->ends), "thread_count",
-					     (json_int_t)n->end_threads)
-				 : NULL;
-		if (!c || json_array_append_new(w->classes, c))
-			w->failed = true;
-	}
-	for (size_t i = 0; i < n->nkids; i++)
-		order[i] = (struct kid){n->kids[i], cq_ranges_count(&n->kids[i]->tasks)};
-	if (n->nkids > 1)
-		qsort(order, n->nkids, sizeof(*order), kid_order);
-	for (size_t i = 0; i < n->nkids && !w->failed; i++) {
-		json_t *k = node_json(order[i].n, depth + 1, w);
-		if (!k || json_array_append_new(kids, k))
-			w->failed = true;
-	}
-	free(order);
-	json_object_set_new(o, "children", kids);
-	return o;
+	t->nmarks++;
+	return NULL;
 }
 
-json_t *cq_tree_json(const struct cq_tree *t)
+bool cq_tree_ranked(const struct cq_tree *t)
 {
-	struct walk w = {.classes = json_array(), .labels = calloc(MAX_DEPTH + 1, sizeof(*w.labels))};
-	json_t *root = w.classes && w.labels ? node_json(&t->root, 0, &w) : NULL;
-	free(w.labels);
-	if (!root || w.failed) {
-		json_decref(root);
-		json_decref(w.classes);
-		return NULL;
-	}
-	sorted(w.classes, by_class);
-	return json_pack("{s:s, s:s, s:b, s:s, s:O, s:O, s:O, s:O, s:o, s:o, s:O}", "schema", "coreq-stacks/1", "by",
-			 by_names[t->by], "all_threads", t->all_threads, "task_source", source_names[t->source],
-			 "rank_from", t->rank_from,
-			 "tasks", json_object_get(root, "tasks"), "task_count", json_object_get(root, "task_count"),
-			 "thread_count", json_object_get(root, "thread_count"), "root", root, "classes", w.classes,
-			 "problems", t->problems);
+	return t->source == CQ_TREE_SOURCE_RANK;
+}
+
+size_t cq_tree_problem_count(const struct cq_tree *t)
+{
+	return json_array_size(t->problems);
 }

@@ -18,6 +18,8 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "base/error.h"
@@ -51,6 +53,29 @@ struct cq_error *cq_tree_add_tree(struct cq_tree *t, const json_t *tree, const c
  * each naming its node by number rather than repeating its path). NULL when out of
  * memory. */
 json_t *cq_tree_json(const struct cq_tree *t);
+
+/** cq_tree_json()'s document, then @p extra's members after its own (NULL: none), written to
+ * @p out as JSON text made from the tree itself rather than from a document of it: memory
+ * stays the tree's however long the text. The layout is cq_emit_json()'s (jansson's, 2
+ * spaces per level, a line feed after the document) to a nesting of 64 levels (nodes 31
+ * frames deep); deeper lines are indented no further (2 spaces per level, a tree 1,000
+ * frames deep with 6,000 leaves was 264 MB, nearly all of it spaces, and its text 540 MB of
+ * memory). With @p out NULL nothing is written: *@p size_ret is then the text's length in
+ * bytes (to check a bound before writing any), else what was written. CQ_ERR_NOMEM; write
+ * errors are the stream's (ferror). */
+struct cq_error *cq_tree_write_json(const struct cq_tree *t, const json_t *extra, FILE *out, uint64_t *size_ret);
+
+/** Mark, in the documents cq_tree_json() and cq_tree_write_json() make, the nodes that tasks
+ * of @p ranks (text as "0-3,5") reached, as cq_tree_mark() marks a document (each such node
+ * gains "marks": {@p name: the tasks of both}, after its "children"); at most 16 names.
+ * CQ_ERR_FORMAT for ranges that do not parse. */
+struct cq_error *cq_tree_mark_tasks(struct cq_tree *t, const char *name, const char *ranks);
+
+/** Whether the tree's tasks are MPI ranks (its document's "task_source" is "rank"). */
+bool cq_tree_ranked(const struct cq_tree *t);
+
+/** How many problems its document lists. */
+size_t cq_tree_problem_count(const struct cq_tree *t);
 
 /** Mark the nodes of a coreq-stacks/1 document @p doc that tasks of @p ranks (text as
  * "0-3,5") reached: each such node gains "marks": {@p name: the tasks of both}, which

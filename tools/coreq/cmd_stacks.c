@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* coreq stacks: the stacks of many processes merged into one prefix tree (job/tree.h).
  * Each input is a core (walked here), a `coreq bt --json` document or a merged tree. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,34 @@ static json_t *core_job(void *arg, int i)
 		cq_error_destroy(err);
 	}
 	return bt;
+}
+
+/* The longest JSON text of a tree written: beyond it the tree is refused, before any of it
+ * is written (a tree of millions of nodes, or long labels its leaf classes repeat, goes to
+ * gigabytes that no reader of a job's stacks wants as one document). */
+#define JSON_MAX_BYTES (UINT64_C(512) << 20)
+
+/* The tree's document (with @p extra's members) on stdout, measured first; 0, or the exit
+ * status of a tree refused or of no memory. */
+static int emit_json(const struct cq_tree *t, const json_t *extra)
+{
+	uint64_t size;
+	struct cq_error *err = cq_tree_write_json(t, extra, NULL, &size);
+	if (!err && size > JSON_MAX_BYTES) {
+		fprintf(stderr, "coreq: the tree's JSON would be %" PRIu64 " MiB, over the bound of %" PRIu64 " MiB: "
+				"nothing written; see it as DOT (--dot FILE), or merge it coarser (--by function "
+				"rather than line, one stack per process rather than --threads)\n",
+			size >> 20, JSON_MAX_BYTES >> 20);
+		return CQ_EXIT_QUERY;
+	}
+	if (!err)
+		err = cq_tree_write_json(t, extra, stdout, &size);
+	if (err) {
+		fprintf(stderr, "coreq: %s\n", err->message);
+		cq_error_destroy(err);
+		return CQ_EXIT_INTERNAL;
+	}
+	return 0;
 }
 
 int cq_cmd_stacks(struct cq_cli *cli)
@@ -175,33 +204,42 @@ int cq_cmd_stacks(struct cq_cli *cli)
 	}
 	free(first_why);
 	json_decref(made);
-	json_t *out = cq_tree_json(t);
-	cq_tree_destroy(t);
-	if (!out) {
-		json_decref(failures);
-		return CQ_EXIT_INTERNAL;
-	}
-	json_object_set_new(out, "failed", failures);
+	/* what the document adds to the tree: the inputs not merged, the progress between samples */
+	json_t *extra = json_pack("{s:o}", "failed", failures);
 	if (sampled) {
 		/* the progressing ranks marked in the tree: where they were last seen */
 		char *moved = cq_progress_tasks(progress, "progressing");
-		if (moved && *moved && !strcmp(json_string_value(json_object_get(out, "task_source")) ?: "", "rank"))
-			cq_error_destroy(cq_tree_mark(out, "progressing", moved));
+		if (moved && *moved && cq_tree_ranked(t))
+			cq_error_destroy(cq_tree_mark_tasks(t, "progressing", moved));
 		free(moved);
-		json_object_set_new(out, "progress", progress);
+		json_object_set_new(extra, "progress", progress);
 	} else {
 		json_decref(progress);
 	}
-	rc = failed || json_array_size(json_object_get(out, "problems")) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+	rc = failed || cq_tree_problem_count(t) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+	/* the text and DOT are made from the document; --json's text is written from the tree */
+	bool doc = !cli->json || cli->dot || cli->svg;
+	json_t *out = doc && extra ? cq_tree_json(t) : NULL;
+	if (!extra || (doc && (!out || json_object_update(out, extra)))) {
+		json_decref(out);
+		json_decref(extra);
+		cq_tree_destroy(t);
+		return CQ_EXIT_INTERNAL;
+	}
 	if (cli->dot || cli->svg) {
 		int grc = cq_write_graph(cli, cq_tree_dot(out));
 		if (grc > rc)
 			rc = grc;
 	}
 	if (cli->json) {
-		cq_emit_json(out);
-		return rc;
+		int jrc = emit_json(t, extra);
+		json_decref(out);
+		json_decref(extra);
+		cq_tree_destroy(t);
+		return jrc ? jrc : rc;
 	}
+	json_decref(extra);
+	cq_tree_destroy(t);
 	const char *nc = getenv("NO_COLOR");
 	cq_tree_print(out, stdout, isatty(STDOUT_FILENO) && !(nc && *nc));
 	if (json_object_get(out, "progress")) {
