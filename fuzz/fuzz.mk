@@ -11,7 +11,7 @@
 
 FUZZ_DIR ?= build-fuzz
 FUZZ_CC ?= clang-14
-FUZZ_TARGETS ?= fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson fuzz_stack fuzz_tree
+FUZZ_TARGETS ?= fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson fuzz_stack fuzz_tree fuzz_progress
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 30
 FUZZ_PARALLEL ?= 1

@@ -20,7 +20,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
 case $FUZZ_DIR in /*) ;; *) FUZZ_DIR=$ROOT/$FUZZ_DIR ;; esac
 PARALLEL=${FUZZ_PARALLEL:-1}
-ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson fuzz_stack fuzz_tree"
+ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson fuzz_stack fuzz_tree fuzz_progress"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
@@ -31,7 +31,7 @@ max_len() {
 	fuzz_core) echo 65536 ;;
 	fuzz_linkmap) echo 131072 ;;
 	fuzz_bundle | fuzz_image) echo 262144 ;;
-	fuzz_jobjson | fuzz_tree) echo 65536 ;;
+	fuzz_jobjson | fuzz_tree | fuzz_progress) echo 65536 ;;
 	fuzz_tls | fuzz_stack) echo 4096 ;;
 	*) echo 8192 ;;
 	esac
@@ -48,10 +48,11 @@ target_args() {
 # Time and memory per input: 20 s and 2 GiB, except where a target's input is bounded so
 # that more would be a finding. fuzz_tree makes at most 40,000 nodes and frames from 64 KiB:
 # the tree is O(n log n) in time and linear in memory (job/tree.c), so an input that needs
-# 5 s or 768 MiB is a bound broken.
+# 5 s or 768 MiB is a bound broken. fuzz_progress makes at most 40,000 threads of samples,
+# compared in O(n log n) (job/progress.c): the same bounds.
 limits() {
 	case $1 in
-	fuzz_tree) echo -timeout=5 -rss_limit_mb=768 ;;
+	fuzz_tree | fuzz_progress) echo -timeout=5 -rss_limit_mb=768 ;;
 	*) echo -timeout=20 -rss_limit_mb=2048 ;;
 	esac
 }
@@ -94,10 +95,10 @@ fuzz_one() {
 	# more targets run than there are CPUs, wall time overstates how long each was fuzzed.
 	local TIMEFORMAT='%U %S'
 	# shellcheck disable=SC2086
-	# fuzz_tree's memory limit is its bound: ASan's quarantine (256 MiB of freed blocks
-	# held back) would count against it, so it keeps 32 MiB
+	# fuzz_tree's and fuzz_progress's memory limits are their bounds: ASan's quarantine
+	# (256 MiB of freed blocks held back) would count against them, so they keep 32 MiB
 	local asan=$ASAN_OPTIONS
-	[ "$t" = fuzz_tree ] && asan="$asan:quarantine_size_mb=32"
+	case $t in fuzz_tree | fuzz_progress) asan="$asan:quarantine_size_mb=32" ;; esac
 	{ time ASAN_OPTIONS=$asan "$FUZZ_DIR/$t" "${fork[@]}" -max_total_time="$secs" -max_len="$(max_len "$t")" \
 		$(limits "$t") -print_final_stats=1 \
 		-artifact_prefix="$findings/" $(target_args "$t") ${FUZZ_ARGS:-} "$corpus" >"$log" 2>&1; } 2>"$FUZZ_DIR/logs/$t.cpu"

@@ -15,7 +15,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
 case $FUZZ_DIR in /*) ;; *) FUZZ_DIR=$ROOT/$FUZZ_DIR ;; esac
 DATA=$FUZZ_DIR/data
-ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson fuzz_stack fuzz_tree"
+ALL="fuzz_core fuzz_linkmap fuzz_tls fuzz_bundle fuzz_callbacks fuzz_image fuzz_jobjson fuzz_stack fuzz_tree fuzz_progress"
 
 data() {
 	rm -rf "$DATA"
@@ -145,6 +145,38 @@ PY
 			printf '\0\1\2\2\201\1\1\1' >"$c/bt-deep"
 			printf '\20\1\1\330\1\0\0\0\0\0\0' >"$c/tree-chain"
 			printf '\0\1\1\34\1\0\0\0\0\100' >"$c/tree-wide"
+		fi
+		if [ "$t" = fuzz_progress ]; then
+			# generator programs (fuzz_progress.c, 'G'): samples x processes x threads,
+			# flags, then per sample the moving threads, churn, time and CPU steps
+			printf 'G\1\0\20\0\0\1\0\1\0\1\1\0\1\0\1' >"$c/gen-two-samples"
+			printf 'G\202\3\0\20\3\2\3\310\0\5\0\0\310\0\5\7\1\310\0\5' >"$c/gen-many-threads"
+			printf 'G\3\1\100\0\377\1\0\144\0\1\3\4\144\0\1\0\0\144\0\1\0\0\144\0\1' >"$c/gen-flags"
+			printf 'G\201\0\230\72\0\1\0\1\0\1\1\0\1\0\1' >"$c/gen-15000-threads-moved"
+			# JSON: the fixture cores' bt documents as samples of one process (taken 500
+			# ms apart, a frame moved in the second), and as ranks, one sampled once
+			python3 - "$ROOT/fixtures/core" "$c" <<'PY'
+import copy, glob, json, os, sys
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*", "golden", "bt.json")))[:6]:
+    name = os.path.basename(os.path.dirname(os.path.dirname(f)))
+    bt = json.load(open(f))
+    docs = []
+    for i in range(3):
+        d = copy.deepcopy(bt)
+        d["process"] = dict(d.get("process") or {}, pid=100, taken_ms=1000 + 500 * i, cpu_ms=10 * i)
+        if i == 2 and d.get("threads") and d["threads"][0].get("frames"):
+            d["threads"][0]["frames"][-1]["pc"] = "0x1"
+        docs.append(d)
+    ranks = []
+    for r, n in ((0, 2), (1, 2), (2, 1)):
+        for i in range(n):
+            d = copy.deepcopy(docs[i])
+            d["task"] = r
+            ranks.append(d)
+    for what, v in (("samples", docs), ("ranks", ranks)):
+        with open(os.path.join(sys.argv[2], f"{what}-{name}"), "w") as out:
+            json.dump(v, out, separators=(",", ":"))
+PY
 		fi
 		if [ -d "$gen/$t" ]; then cp "$gen/$t"/* "$c/"; fi
 		for d in "$ROOT/fuzz/seeds/$t" "$ROOT/fuzz/regressions/$t"; do

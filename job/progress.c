@@ -36,25 +36,132 @@ bool cq_progress_key(const json_t *bt, char *buf, size_t size)
 	return true;
 }
 
-/* {tid: [pc...]} of a bt document: per thread its frames' pcs from the innermost one
- * outside the runtimes outward (the program's frames). */
-static json_t *signature(const json_t *bt)
+/* A thread of a sample as compared: its tid, where it is in the document (ties among
+ * threads that claim one tid keep document order) and its program frames: frames[from..]
+ * (from the innermost one outside the runtimes outward). */
+struct thread_sig {
+	json_int_t tid;
+	size_t order, from;
+	const json_t *frames;
+};
+
+static int by_tid(const void *a, const void *b)
 {
-	json_t *o = json_object(), *th;
-	size_t i;
-	json_array_foreach(json_object_get(bt, "threads"), i, th) {
+	const struct thread_sig *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The threads of bt document @p bt sorted by tid, into *@p out (*@p n of them; NULL when
+ * there are none); false when out of memory. Sorting, not a table of tids: the samples of
+ * 30,000 threads compared pairwise took 16 s (issue 39). */
+static bool signature(const json_t *bt, struct thread_sig **out, size_t *n)
+{
+	const json_t *threads = json_object_get(bt, "threads"), *th;
+	size_t i, count = json_array_size(threads);
+	*out = NULL;
+	*n = 0;
+	if (!count)
+		return true;
+	struct thread_sig *s = malloc(count * sizeof(*s));
+	if (!s)
+		return false;
+	json_array_foreach(threads, i, th) {
 		const json_t *frames = json_object_get(th, "frames");
-		size_t n = json_array_size(frames), k = 0;
-		while (k < n && cq_progress_runtime_module(json_string_value(json_object_get(json_array_get(frames, k), "module"))))
+		size_t nf = json_array_size(frames), k = 0;
+		while (k < nf && cq_progress_runtime_module(json_string_value(json_object_get(json_array_get(frames, k), "module"))))
 			k++;
-		json_t *pcs = json_array();
-		for (; k < n; k++)
-			json_array_append(pcs, json_object_get(json_array_get(frames, k), "pc"));
-		char key[24];
-		snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(json_object_get(th, "tid")));
-		json_object_set_new(o, key, pcs);
+		s[i] = (struct thread_sig){json_integer_value(json_object_get(th, "tid")), i, k, frames};
 	}
-	return o;
+	qsort(s, count, sizeof(*s), by_tid);
+	*out = s;
+	*n = count;
+	return true;
+}
+
+/* Whether two threads have the same program frames: as many, with equal pcs (a frame
+ * without one equal only to another without). */
+static bool same_frames(const struct thread_sig *a, const struct thread_sig *b)
+{
+	size_t na = json_array_size(a->frames) - a->from, nb = json_array_size(b->frames) - b->from;
+	if (na != nb)
+		return false;
+	for (size_t k = 0; k < na; k++) {
+		const json_t *pa = json_object_get(json_array_get(a->frames, a->from + k), "pc");
+		const json_t *pb = json_object_get(json_array_get(b->frames, b->from + k), "pc");
+		if (!pa != !pb || (pa && !json_equal((json_t *)pa, (json_t *)pb)))
+			return false;
+	}
+	return true;
+}
+
+/* The tids that moved, a growing list (sorted and made distinct after each sample). */
+struct tids {
+	json_int_t *v;
+	size_t n, cap;
+	bool nomem;
+};
+
+static void push_tid(struct tids *t, json_int_t tid)
+{
+	if (t->nomem)
+		return;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		json_int_t *v = realloc(t->v, cap * sizeof(*v));
+		if (!v) {
+			t->nomem = true;
+			return;
+		}
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n++] = tid;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	json_int_t x = *(const json_int_t *)a, y = *(const json_int_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sort and drop repeats: the threads that moved in several samples are named once. */
+static void distinct_tids(struct tids *t)
+{
+	if (!t->n)
+		return;
+	qsort(t->v, t->n, sizeof(*t->v), cmp_tid);
+	size_t w = 1;
+	for (size_t i = 1; i < t->n; i++)
+		if (t->v[i] != t->v[w - 1])
+			t->v[w++] = t->v[i];
+	t->n = w;
+}
+
+/* The threads of sample @p b that differ from those of sample @p a (both sorted by tid):
+ * one merge walk. A tid in one sample only came or went; where a tid is claimed by
+ * several threads (a crafted document), its threads are compared in document order, and
+ * a different count is a move. */
+static void compare_samples(const struct thread_sig *a, size_t na, const struct thread_sig *b, size_t nb,
+			    struct tids *moved)
+{
+	size_t i = 0, j = 0;
+	while (i < na || j < nb) {
+		json_int_t tid = i < na && (j >= nb || a[i].tid <= b[j].tid) ? a[i].tid : b[j].tid;
+		size_t i2 = i, j2 = j;
+		while (i2 < na && a[i2].tid == tid)
+			i2++;
+		while (j2 < nb && b[j2].tid == tid)
+			j2++;
+		bool same = i2 - i == j2 - j;
+		for (size_t k = 0; same && k < i2 - i; k++)
+			same = same_frames(&a[i + k], &b[j + k]);
+		if (!same)
+			push_tid(moved, tid);
+		i = i2;
+		j = j2;
+	}
 }
 
 /* A member of a document's "process"; *@p known cleared when absent, or outside
@@ -76,16 +183,6 @@ static int by_taken(const void *a, const void *b)
 	return tx < ty ? -1 : tx > ty;
 }
 
-static void add_tid(json_t *moved, const char *tid)
-{
-	size_t m;
-	json_t *x;
-	json_array_foreach(moved, m, x)
-		if (json_integer_value(x) == atoll(tid))
-			return;
-	json_array_append_new(moved, json_integer(atoll(tid)));
-}
-
 json_t *cq_progress_of(const json_t *bts)
 {
 	size_t n = json_array_size(bts);
@@ -104,32 +201,45 @@ json_t *cq_progress_of(const json_t *bts)
 	size_t latest = 0;
 	while (latest < n && json_array_get(bts, latest) != s[n - 1])
 		latest++;
-	json_t *base = signature(s[0]), *moved = json_array(), *pcs;
-	const char *tid;
-	for (size_t i = 1; i < n; i++) {
-		json_t *other = signature(s[i]);
-		json_object_foreach(base, tid, pcs)
-			if (!json_equal(pcs, json_object_get(other, tid)))
-				add_tid(moved, tid);
-		json_object_foreach(other, tid, pcs)
-			if (!json_object_get(base, tid))
-				add_tid(moved, tid);
-		json_decref(other);
+	/* every sample against the first: a thread that moved and came back moved too */
+	struct thread_sig *base = NULL, *other = NULL;
+	size_t nbase = 0, nother = 0;
+	struct tids moved = {0};
+	bool ok = signature(s[0], &base, &nbase);
+	for (size_t i = 1; ok && !moved.nomem && i < n; i++) {
+		ok = signature(s[i], &other, &nother);
+		if (ok)
+			compare_samples(base, nbase, other, nother, &moved);
+		free(other);
+		other = NULL;
+		distinct_tids(&moved); /* each tid once: no more than the distinct tids given */
 	}
-	json_decref(base);
+	free(base);
+	json_t *moved_json = ok && !moved.nomem ? json_array() : NULL;
+	for (size_t i = 0; moved_json && i < moved.n; i++)
+		if (json_array_append_new(moved_json, json_integer(moved.v[i]))) {
+			json_decref(moved_json);
+			moved_json = NULL;
+		}
+	size_t nmoved = moved.n;
+	free(moved.v);
+	if (!moved_json) {
+		free(s);
+		return NULL;
+	}
 	/* CPU time only grows: its spread over the samples is what was used between them,
 	 * whatever their order */
-	bool cpu_known = true;
+	bool cpu_known = n > 1; /* one sample: nothing used between samples, nothing said */
 	json_int_t lo = 0, hi = 0;
 	for (size_t i = 0; i < n; i++) {
 		json_int_t c = process_int(s[i], "cpu_ms", &cpu_known);
 		lo = !i || c < lo ? c : lo;
 		hi = !i || c > hi ? c : hi;
 	}
-	bool span_known = timed;
-	json_int_t span = timed ? process_int(s[n - 1], "taken_ms", &span_known) - process_int(s[0], "taken_ms", &span_known)
+	bool span_known = timed && n > 1;
+	json_int_t span = span_known ? process_int(s[n - 1], "taken_ms", &span_known) - process_int(s[0], "taken_ms", &span_known)
 				: 0;
-	bool stuck = n > 1 && !json_array_size(moved);
+	bool stuck = n > 1 && !nmoved;
 	const char *cpu = NULL;
 	/* a quarter of the time sampled or more: a loop, not a few wakeups of a blocked rank's
 	 * runtime threads (FACTS.md) */
@@ -139,8 +249,7 @@ json_t *cq_progress_of(const json_t *bts)
 	json_int_t pid = process_int(s[0], "pid", &pid_known);
 	json_t *task = json_object_get(s[0], "task");
 	json_t *out = json_pack("{s:I, s:I, s:b, s:o, s:s, s:o, s:o, s:o, s:o, s:O}", "samples", (json_int_t)n,
-				"latest", (json_int_t)latest, "moved",
-				json_array_size(moved) > 0, "threads_moved", moved, "state",
+				"latest", (json_int_t)latest, "moved", nmoved > 0, "threads_moved", moved_json, "state",
 				n < 2 ? "one sample" : stuck ? "stuck" : "progressing", "cpu_ms",
 				cpu_known ? json_integer(hi - lo) : json_null(), "span_ms",
 				span_known ? json_integer(span) : json_null(), "cpu", cpu ? json_string(cpu) : json_null(),
@@ -213,6 +322,9 @@ char *cq_progress_tasks(const json_t *progress, const char *state)
 	return text;
 }
 
+/* The threads that moved named per process in text (cq_progress_print). */
+#define MOVED_SHOWN 16
+
 void cq_progress_print(FILE *f, const json_t *progress)
 {
 	/* the classes in a fixed order: what a person reads first is what is stuck */
@@ -221,13 +333,15 @@ void cq_progress_print(FILE *f, const json_t *progress)
 		"the same program frames in every sample, on the CPU a quarter of the time or more",
 		"the same program frames in every sample, off the CPU",
 		"the same program frames in every sample; the cores do not say the CPU time",
-		"the program frames moved between samples", "one sample only: nothing to compare"};
+		"the program frames moved between samples", "sampled once: not compared"};
 	for (size_t c = 0; c < sizeof(order) / sizeof(order[0]); c++) {
 		struct cq_ranges set;
 		cq_ranges_init(&set);
 		json_t *pids = json_array(), *p;
 		size_t i;
-		json_int_t lo = -1, hi = -1, samples = 0, span = -1;
+		/* what the class's processes say, as ranges over them: one count or span would
+		 * be the last process's, said of all */
+		json_int_t lo = -1, hi = -1, slo = -1, shi = -1, splo = -1, sphi = -1;
 		json_array_foreach(progress, i, p) {
 			char buf[64];
 			if (strcmp(class_of(p, buf, sizeof(buf)), order[c]))
@@ -242,9 +356,14 @@ void cq_progress_print(FILE *f, const json_t *progress)
 				lo = lo < 0 || cm < lo ? cm : lo;
 				hi = cm > hi ? cm : hi;
 			}
-			samples = json_integer_value(json_object_get(p, "samples"));
-			if (json_is_integer(json_object_get(p, "span_ms")))
-				span = json_integer_value(json_object_get(p, "span_ms"));
+			json_int_t ns = json_integer_value(json_object_get(p, "samples"));
+			slo = slo < 0 || ns < slo ? ns : slo;
+			shi = ns > shi ? ns : shi;
+			json_int_t sp = json_integer_value(json_object_get(p, "span_ms"));
+			if (json_is_integer(json_object_get(p, "span_ms")) && sp >= 0) {
+				splo = splo < 0 || sp < splo ? sp : splo;
+				sphi = sp > sphi ? sp : sphi;
+			}
 		}
 		uint64_t ntasks = cq_ranges_count(&set);
 		if (ntasks + json_array_size(pids)) {
@@ -255,10 +374,10 @@ void cq_progress_print(FILE *f, const json_t *progress)
 			json_array_foreach(pids, i, p)
 				fprintf(f, "%s process %lld", i || ntasks ? "," : "", (long long)json_integer_value(p));
 			fprintf(f, " (%s", says[c]);
-			if (samples > 1)
-				fprintf(f, "; %lld samples", (long long)samples);
-			if (samples > 1 && span >= 0)
-				fprintf(f, " over %lld ms", (long long)span);
+			if (slo > 1)
+				fprintf(f, slo == shi ? "; %lld samples" : "; %lld-%lld samples", (long long)slo, (long long)shi);
+			if (slo > 1 && sphi >= 0)
+				fprintf(f, splo == sphi ? " over %lld ms" : " over %lld-%lld ms", (long long)splo, (long long)sphi);
 			if (hi >= 0)
 				fprintf(f, lo == hi ? "; %lld ms of CPU" : "; %lld-%lld ms of CPU", (long long)lo, (long long)hi);
 			fprintf(f, ")\n");
@@ -284,9 +403,16 @@ void cq_progress_print(FILE *f, const json_t *progress)
 					fprintf(f, "  rank %lld", (long long)json_integer_value(t));
 				else
 					fprintf(f, "  process %lld", (long long)json_integer_value(json_object_get(p, "pid")));
-				fprintf(f, ": thread%s", json_array_size(moved) > 1 ? "s" : "");
-				json_array_foreach(moved, k, x)
+				/* the first few tids: a line, not every thread of 30,000 (the JSON has them) */
+				size_t nm = json_array_size(moved);
+				fprintf(f, ": thread%s", nm > 1 ? "s" : "");
+				json_array_foreach(moved, k, x) {
+					if (k == MOVED_SHOWN && nm > MOVED_SHOWN + 1) {
+						fprintf(f, " and %zu more", nm - k);
+						break;
+					}
 					fprintf(f, "%s %lld", k ? "," : "", (long long)json_integer_value(x));
+				}
 				fprintf(f, " moved\n");
 			}
 			if (more)

@@ -34,12 +34,14 @@ bool cq_progress_key(const json_t *bt, char *buf, size_t size);
  * Whether one process moved across its samples @p bts (a JSON array of its coreq-bt/2
  * documents, at least one). They are taken in the order of their "taken_ms" where every
  * one has it (coreq snapshots), else in the order given. Returns a new object:
- * {samples (count), latest (the index in @p bts of the last sample), moved (bool), threads_moved: [tid...] (a thread that came or went
- * counts), state ("progressing", "stuck" or "one sample"), cpu_ms (used from the first
- * sample to the last, null when a core does not say), span_ms (the time from the first
- * to the last, null when not every sample has it), cpu ("spinning", "blocked" or null:
+ * {samples (count), latest (the index in @p bts of the last sample), moved (bool),
+ * threads_moved: [tid...] (ascending, each once; a thread that came or went counts), state
+ * ("progressing", "stuck" or "one sample": nothing compared), cpu_ms (used from the first
+ * sample to the last, null when a core does not say or with one sample), span_ms (the time
+ * from the first to the last, null when not every sample has it or with one sample), cpu ("spinning", "blocked" or null:
  * said only of a stuck process whose CPU time and span are known), pid, task (or null)}.
- * NULL when out of memory.
+ * NULL when out of memory. Each sample is compared with the first by its threads sorted by
+ * tid: O(T log T) time in the T threads of a sample, memory for two samples' threads.
  */
 json_t *cq_progress_of(const json_t *bts);
 
@@ -55,7 +57,10 @@ json_t *cq_progress_group(const json_t *bts);
 /**
  * A summary of the progress of many processes to @p f, a line per state: @p progress is
  * an array of cq_progress_of results. Ranks are written as ranges ("ranks 0-2,4-63"),
- * processes without one by pid; a progressing one names the threads that moved.
+ * processes without one by pid; a progressing one names the threads that moved (the first
+ * 16, then how many more). The samples and span of a line are said as ranges when its
+ * processes differ ("2-3 samples over 400-600 ms"); a process sampled once is said to be
+ * that and not compared, never stuck.
  */
 void cq_progress_print(FILE *f, const json_t *progress);
 

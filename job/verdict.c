@@ -173,6 +173,11 @@ static void add_rank(struct cq_ranges *s, int rank)
 	cq_error_destroy(cq_ranges_add(s, (uint64_t)rank, (uint64_t)rank));
 }
 
+static void add_range(struct cq_ranges *s, uint64_t lo, uint64_t hi)
+{
+	cq_error_destroy(cq_ranges_add(s, lo, hi));
+}
+
 /* The blocking ranks grouped by what is said of them ("outside MPI in f (a.c:3)"), each
  * group as "rank(s) R: what" into @p f; with one group and @p which, as ", which is/are
  * what". */
@@ -559,59 +564,156 @@ void cq_job_print_cycle(FILE *f, const json_t *cycle)
 	}
 }
 
+/* @p dst gains the ids of @p a that are not in @p b: one walk over both lists of ranges. */
+static void ranges_minus(struct cq_ranges *dst, const struct cq_ranges *a, const struct cq_ranges *b)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		uint64_t lo = a->r[i].lo, hi = a->r[i].hi;
+		while (j < b->n && b->r[j].hi < lo)
+			j++;
+		for (size_t k = j; k < b->n && b->r[k].lo <= hi && lo <= hi; k++) {
+			if (b->r[k].lo > lo)
+				add_range(dst, lo, b->r[k].lo - 1);
+			if (b->r[k].hi >= hi)
+				lo = hi + 1; /* the rest covered */
+			else
+				lo = b->r[k].hi + 1;
+		}
+		if (lo <= hi)
+			add_range(dst, lo, hi);
+	}
+}
+
+/* "rank 2 was sampled once" / "ranks 2,5 were sampled once" (@p one, @p many: the verb
+ * and what follows, as said of one rank and of several) into @p f. */
+static void say_ranks(FILE *f, const struct cq_ranges *s, const char *one, const char *many)
+{
+	char *rt = ranks_text(s);
+	fprintf(f, "%s %s", rt ? rt : "?", cq_ranges_count(s) > 1 ? many : one);
+	free(rt);
+}
+
+/* A low-high of counts, "3" when they are one, into @p f. */
+static void say_span(FILE *f, json_int_t lo, json_int_t hi)
+{
+	fprintf(f, lo == hi ? "%lld" : "%lld-%lld", (long long)lo, (long long)hi);
+}
+
 void cq_job_verdict_samples(json_t *verdict, const json_t *progress)
 {
 	if (!verdict || !json_array_size(progress))
 		return;
 	const char *kind = str(verdict, "kind") ?: "none";
-	struct cq_ranges stuck, moving, concerned, moved_concerned;
-	cq_ranges_init(&stuck);
-	cq_ranges_init(&moving);
-	cq_ranges_init(&concerned);
-	cq_ranges_init(&moved_concerned);
+	/* compared: ranks with a result of two samples or more; once: ranks given once */
+	struct cq_ranges stuck, moving, concerned, compared, once, moved_concerned, stuck_concerned, not_compared,
+		once_nc, unsampled;
+	struct cq_ranges *all[] = {&stuck, &moving, &concerned, &compared, &once, &moved_concerned, &stuck_concerned,
+				   &not_compared, &once_nc, &unsampled};
+	for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
+		cq_ranges_init(all[k]);
 	/* the ranks the verdict is about: those that wait and those the waits end on */
 	cq_error_destroy(cq_ranges_parse(str(verdict, "waiting") ?: "", &concerned));
 	cq_error_destroy(cq_ranges_parse(str(verdict, "blocking_ranks") ?: "", &concerned));
 	const json_t *p;
-	size_t i, n = 0;
-	json_int_t span = -1;
+	size_t i;
+	/* the samples and span said are those of the ranks the verdict is about */
+	json_int_t nlo = -1, nhi = -1, splo = -1, sphi = -1;
+	bool span_all = true;
 	json_array_foreach(progress, i, p) {
 		const json_t *t = json_object_get(p, "task");
 		const char *state = str(p, "state") ?: "";
-		if (!json_is_integer(t) || json_integer_value(t) < 0)
+		json_int_t ns = json_integer_value(json_object_get(p, "samples"));
+		if (!json_is_integer(t) || json_integer_value(t) < 0 || (uint64_t)json_integer_value(t) >= CQ_TASK_MAX)
 			continue;
 		uint64_t r = (uint64_t)json_integer_value(t);
-		n = (size_t)json_integer_value(json_object_get(p, "samples"));
-		if (json_is_integer(json_object_get(p, "span_ms")))
-			span = json_integer_value(json_object_get(p, "span_ms"));
+		bool two = ns >= 2 && (!strcmp(state, "stuck") || !strcmp(state, "progressing"));
+		if (!two) {
+			add_range(&once, r, r);
+			continue;
+		}
+		add_range(&compared, r, r);
 		if (!strcmp(state, "stuck"))
-			cq_error_destroy(cq_ranges_add(&stuck, r, r));
-		else if (!strcmp(state, "progressing")) {
-			cq_error_destroy(cq_ranges_add(&moving, r, r));
-			if (cq_ranges_has(&concerned, r))
-				cq_error_destroy(cq_ranges_add(&moved_concerned, r, r));
+			add_range(&stuck, r, r);
+		else
+			add_range(&moving, r, r);
+		if (!cq_ranges_has(&concerned, r))
+			continue;
+		if (!strcmp(state, "progressing"))
+			add_range(&moved_concerned, r, r);
+		else
+			add_range(&stuck_concerned, r, r);
+		nlo = nlo < 0 || ns < nlo ? ns : nlo;
+		nhi = ns > nhi ? ns : nhi;
+		const json_t *sp = json_object_get(p, "span_ms");
+		if (json_is_integer(sp) && json_integer_value(sp) >= 0) {
+			splo = splo < 0 || json_integer_value(sp) < splo ? json_integer_value(sp) : splo;
+			sphi = json_integer_value(sp) > sphi ? json_integer_value(sp) : sphi;
+		} else {
+			span_all = false;
 		}
 	}
-	char *st = cq_ranges_format(&stuck), *mv = cq_ranges_format(&moving), *mc = cq_ranges_format(&moved_concerned);
-	bool confirmed = strcmp(kind, "none") && cq_ranges_count(&concerned) && !cq_ranges_count(&moved_concerned);
-	json_object_set_new(verdict, "samples", json_pack("{s:s, s:s, s:b}", "stuck", st ?: "", "progressing", mv ?: "",
-							  "confirmed", confirmed));
-	json_t *text = NULL;
-	const char *was = str(verdict, "text") ?: "";
-	if (cq_ranges_count(&moved_concerned))
-		text = json_sprintf("%s; but rank%s %s moved between the samples: a slow phase rather than a hang (sample "
-				    "again, longer apart)", was, cq_ranges_count(&moved_concerned) > 1 ? "s" : "", mc ?: "?");
-	else if (confirmed && n > 1 && span >= 0)
-		text = json_sprintf("%s; the same in all %zu samples over %lld ms: a hang", was, n, (long long)span);
-	else if (confirmed && n > 1)
-		text = json_sprintf("%s; the same in all %zu samples: a hang", was, n);
+	/* a rank of the verdict with fewer than two samples was not compared: sampled once,
+	 * or with no stacks in any sample (not analyzed, or not a coreq-bt/2 walk) */
+	ranges_minus(&not_compared, &concerned, &compared);
+	cq_error_destroy(cq_ranges_intersect(&once_nc, &not_compared, &once));
+	ranges_minus(&unsampled, &not_compared, &once_nc);
+	char *st = cq_ranges_format(&stuck), *mv = cq_ranges_format(&moving), *mc = cq_ranges_format(&moved_concerned),
+	     *nc = cq_ranges_format(&not_compared);
+	bool confirmed = strcmp(kind, "none") && cq_ranges_count(&concerned) && !cq_ranges_count(&moved_concerned) &&
+			 !cq_ranges_count(&not_compared);
+	json_object_set_new(verdict, "samples", json_pack("{s:s, s:s, s:s, s:b}", "stuck", st ?: "", "progressing",
+							  mv ?: "", "not_compared", nc ?: "", "confirmed", confirmed));
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *f = strcmp(kind, "none") && cq_ranges_count(&concerned) ? open_memstream(&text, &tlen) : NULL;
+	if (f) {
+		fputs(str(verdict, "text") ?: "", f);
+		if (cq_ranges_count(&moved_concerned)) {
+			fputs("; but ", f);
+			say_ranks(f, &moved_concerned, "moved", "moved");
+			fputs(" between the samples: a slow phase rather than a hang (sample again, longer apart)", f);
+		} else if (confirmed) {
+			fputs(nlo == nhi ? "; the same in all " : "; the same in every sample (", f);
+			say_span(f, nlo, nhi);
+			fputs(nlo == nhi ? " samples" : " per rank", f);
+			if (span_all && splo >= 0) {
+				fputs(" over ", f);
+				say_span(f, splo, sphi);
+				fputs(" ms", f);
+			}
+			fputs(nlo == nhi ? ": a hang" : "): a hang", f);
+		} else if (cq_ranges_count(&stuck_concerned)) {
+			fputs("; ", f);
+			say_ranks(f, &stuck_concerned, "was", "were");
+			fputs(" the same in every sample, but", f);
+		} else {
+			fputs(";", f);
+		}
+		/* who was not compared, by name: no hang is said without them */
+		if (cq_ranges_count(&not_compared)) {
+			const char *sep = cq_ranges_count(&moved_concerned) ? "; " : " ";
+			if (cq_ranges_count(&once_nc)) {
+				fputs(sep, f);
+				say_ranks(f, &once_nc, "was sampled once", "were sampled once");
+				sep = " and ";
+			}
+			if (cq_ranges_count(&unsampled)) {
+				fputs(sep, f);
+				say_ranks(f, &unsampled, "has no stacks in the samples", "have no stacks in the samples");
+			}
+			fputs(cq_ranges_count(&moved_concerned) ? ": not compared" : ": not compared, so not known to be a hang",
+			      f);
+		}
+		fclose(f);
+	}
 	if (text)
-		json_object_set_new(verdict, "text", text);
+		json_object_set_new(verdict, "text", cq_json_str(text));
+	free(text);
 	free(st);
 	free(mv);
 	free(mc);
-	cq_ranges_deinit(&stuck);
-	cq_ranges_deinit(&moving);
-	cq_ranges_deinit(&concerned);
-	cq_ranges_deinit(&moved_concerned);
+	free(nc);
+	for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
+		cq_ranges_deinit(all[k]);
 }

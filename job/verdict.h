@@ -32,10 +32,13 @@ json_t *cq_job_verdict(const json_t *job);
 /**
  * Qualify the verdict @p verdict (of cq_job_verdict) by repeated samples: @p progress is
  * an array of job/progress.h results of the job's ranks ("task": the rank). The verdict
- * gains "samples": {stuck, progressing (ranks as ranges), confirmed (bool: every blocking
- * and waiting rank had the same program frames in every sample)}, and its text says which:
- * stuck in every sample (a hang), or the ranks that moved (a slow phase rather than a
- * hang: sample again).
+ * is about its waiting and blocking ranks; it gains "samples": {stuck, progressing,
+ * not_compared (ranks as ranges: those of the verdict without a result of two samples or
+ * more, sampled once or with no stacks), confirmed (bool: every one of them was compared
+ * and had the same program frames in every sample)}, and its text says which: the same in
+ * every sample (a hang, said only when confirmed), the ranks that moved (a slow phase
+ * rather than a hang: sample again), and by name the ranks not compared ("rank 2 was
+ * sampled once: not compared"). The counts and spans said are those of the verdict's ranks.
  */
 void cq_job_verdict_samples(json_t *verdict, const json_t *progress);
 
