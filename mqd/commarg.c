@@ -9,7 +9,7 @@
 #include "base/text.h"
 #include "corelib/types.h"
 
-json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value, const char *from)
+json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value, const char *from, const char *no_types)
 {
 	static const struct {
 		const char *symbol, *name;
@@ -27,6 +27,12 @@ json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value, const cha
 			json_object_set_new(c, "name", json_string(predefined[i].name));
 			return c;
 		}
+	}
+	/* the rest needs the library's types: without a source for them, their search (every
+	 * image's DWARF, libc's debug file too) finds nothing */
+	if (no_types) {
+		json_object_set_new(c, "id_unknown", cq_json_str(no_types));
+		return c;
 	}
 	/* MPICH: the argument is a handle (an int), its MPIR_Comm found from it (mpich.h) */
 	uint64_t at, ctx;

@@ -20,9 +20,10 @@
  * The communicator at @p value as the job view reads it: {address, name} for a predefined
  * one ("MPI_COMM_WORLD", "MPI_COMM_SELF"), {address, id} when a type donor gives
  * ompi_communicator_t, else {address, id_unknown: why}. Every answer has "from": @p from
- * ("argument": the caller's call site; "parameter": the library's own DWARF). NULL when
- * out of memory.
+ * ("argument": the caller's call site; "parameter": the library's own DWARF). With
+ * @p no_types (host.h: cq_mqd_types_available() said why none can be had) no type is
+ * searched for: the id is unknown for that reason. NULL when out of memory.
  */
-json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value, const char *from);
+json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value, const char *from, const char *no_types);
 
 #endif

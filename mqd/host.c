@@ -2,11 +2,14 @@
 /* The parent side of an MQD run: choose the DLL, run it isolated, assemble the
  * "coreq-mqd/1" document from the child's records and say what is missing and why. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/text.h"
 #include "corelib/image.h"
+#include "elf/elf_file.h"
+#include "elf/find.h"
 #include "plugin/isolate.h"
 #include "discover.h"
 #include "donors.h"
@@ -22,6 +25,48 @@ static void free_choice(struct cq_mqd_choice *c)
 	free(c->mpi_image);
 	free(c->refused);
 	free(c->instead_of);
+}
+
+/* Whether image @p img has DWARF where corelib's type search would read it (types.c): its
+ * debug file, else its own file, else a debug file found for it. */
+static bool image_has_dwarf(struct cq_core *core, const struct cq_image *img)
+{
+	if (img->debug)
+		return img->debug->has_dwarf;
+	if (img->debug_path)
+		return true; /* not opened here: the search would read it */
+	if (!img->elf || !img->found_path)
+		return false;
+	if (img->elf->has_dwarf)
+		return true;
+	struct cq_search_paths paths = {core->opts.sysroot, core->opts.solib_search_path, core->opts.debug_dir};
+	char *dbg = cq_find_debug_file(&paths, img->found_path, img->elf);
+	bool found = dbg != NULL;
+	free(dbg);
+	return found;
+}
+
+bool cq_mqd_types_available(struct cq_core *core, char *why, size_t why_size)
+{
+	if ((core->opts.type_donors && *core->opts.type_donors) || core->nbundled_donors)
+		return true;
+	struct cq_symref ref;
+	struct cq_error *err = cq_core_load_images(core);
+	if (!err)
+		err = cq_core_lookup(core, "MPIR_dll_name", NULL, &ref);
+	const struct cq_image *img = err ? NULL : ref.image;
+	cq_error_destroy(err);
+	if (img && image_has_dwarf(core, img))
+		return true;
+	struct cq_mqd_donor donor = {0};
+	err = cq_mqd_pick_donor(core, &donor);
+	bool ok = !err && donor.dir;
+	if (!ok)
+		snprintf(why, why_size, "no type donor (--types) and no DWARF of the MPI library%s%s: %s",
+			 img ? " " : "", img ? img->name : "", err ? err->message : donor.why_none ? donor.why_none : "?");
+	cq_error_destroy(err);
+	cq_mqd_donor_deinit(&donor);
+	return ok;
 }
 
 /* Names in a JSON array, comma-separated (for messages); caller frees. */

@@ -36,6 +36,19 @@ struct cq_mqd_options {
 #define CQ_MQD_DEFAULT_TIMEOUT_MS 20000
 
 /**
+ * Whether the types the DLL asks for can be found for @p core without a search that cannot
+ * find them: a type donor given (--types) or bundled, one installed for the core's libmpi
+ * (donors.h: then added as the core's type source, as cq_mqd_report() adds it), or DWARF of
+ * the MPI library's own image (the one holding MPIR_dll_name: its file's, or a debug file
+ * found for it). The library's structs are defined nowhere else: the program's DWARF and
+ * the system libraries' declare them at most, so where this is false the search of every
+ * image's DWARF (a distribution's libc debug file: megabytes to inflate and index, about
+ * 150 ms per rank, twice: the DLL's child and the communicators' ids) finds no type, and
+ * the DLL reads no queue. False with why in @p why.
+ */
+bool cq_mqd_types_available(struct cq_core *core, char *why, size_t why_size);
+
+/**
  * Report on the MPI message queues of the rank in @p core. On success *ret is a
  * "coreq-mqd/1" document, which may describe a failed or partial DLL run (see "dll" and
  * "problems"). Errors are returned only when no report can be made at all (no DLL found,

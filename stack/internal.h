@@ -71,6 +71,7 @@ typedef bool (*cq_stack_read_fn)(void *ctx, uint64_t addr, uint64_t *val);
 
 struct cq_stack_mips_cfi;
 struct cq_stack_units;
+struct cq_stack_loops;
 
 struct cq_stack_ctx {
 	struct cq_core *core;
@@ -82,6 +83,7 @@ struct cq_stack_ctx {
 	struct cq_stack_mips_cfi *mips; /* MIPS and hppa: the modules' CFI (mips.c), else NULL */
 	struct cq_stack_units *units;   /* the modules' address -> unit maps (unit.c), or NULL */
 	const struct cq_thread *thread; /* the thread being walked, or NULL */
+	struct cq_stack_loops *loops;   /* the walk's loop-variable finds and budget (values.c), or NULL */
 };
 
 /* MIPS, hppa and alpha CFI (mips.c): libdw runs no MIPS or PA-RISC CFI itself (no
@@ -225,11 +227,30 @@ bool cq_stack_frame_parameter(const struct cq_stack_ctx *ctx, Dwfl_Frame *state,
 /* The integer variables of the loops (lexical blocks) around lookup address @p at of
  * physical frame @p f, per logical frame (@p nframes: the inlined calls, innermost first,
  * then the function): a new array of that many (fewer where DWARF ends sooner), each
- * [{name, value}] outermost loop first, or null; NULL without DWARF (values.c). What a
- * frame's registers cannot give (a variable in a register the call did not preserve, or
- * optimized out at @p at) is left out. */
+ * [{name, value}] outermost loop first (the innermost CQ_STACK_MAX_LOOP_VARS), or null;
+ * NULL without DWARF (values.c). What a frame's registers cannot give (a variable in a
+ * register the call did not preserve, or optimized out at @p at) is left out.
+ *
+ * Which variables are loops' is found from the DWARF and the line table once per walk
+ * (ctx->loops): per lookup address its scopes, per lexical block its loop variables; the
+ * frames of a recursion, or threads parked in one call, read only their values. The
+ * search has a budget: DIEs and line-table rows looked at, CQ_STACK_LOOP_FRAME_BUDGET for
+ * one frame and CQ_STACK_LOOP_WALK_BUDGET for the walk (one process); a block it could
+ * not finish shows no variables, and the walk's problems say how many frames were cut
+ * (cq_stack_loops_destroy). Without ctx->loops, each frame searches on its own, within the
+ * frame's budget, and nothing is said. */
+#define CQ_STACK_MAX_LOOP_VARS 8
+#define CQ_STACK_LOOP_FRAME_BUDGET 200000
+#define CQ_STACK_LOOP_WALK_BUDGET 2000000
 json_t *cq_stack_loop_variables(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, const struct cq_stack_regs *same,
 				const struct cq_frame *f, uint64_t at, unsigned nframes);
+
+/* A walk's loop-variable finds and budget (for ctx->loops), the problem said into
+ * @p problems (or nowhere: NULL) when destroyed; create returns NULL when out of memory.
+ * Destroy it before the Dwfl: it holds DIEs of the walk's modules. A test sets smaller
+ * budgets with COREQ_TEST_LOOP_BUDGET=FRAME[:PROCESS]. */
+struct cq_stack_loops *cq_stack_loops_create(json_t *problems);
+void cq_stack_loops_destroy(struct cq_stack_loops *l);
 
 /* The descriptions of a walk's frames (describe.c): made once per walk, freed with the
  * stacks that point into it; create returns NULL when out of memory. */

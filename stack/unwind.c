@@ -69,6 +69,7 @@ struct unwinder {
 	struct cfi_rule rules[64]; /* what the CFI says at recent lookup addresses (frame_cfi) */
 	struct cq_stack_arg *arg;  /* an argument to read during the walk (stack.h), or NULL */
 	bool loop_variables;       /* read each program frame's loop variables (stack.h) */
+	struct cq_stack_loops *loops; /* what that search found and spent (values.c), or NULL */
 };
 
 
@@ -788,7 +789,8 @@ static void walk_thread(struct unwinder *u, const struct cq_thread *th, unsigned
 	struct walk w = {.u = u, .ts = ts, .max = max,
 			 .seg_how = CQ_FOUND_INITIAL, .seg_pc = th->pc, .seg_exact = true, .last_frame = -1,
 			 .to_user_frame = to_user_frame && !crashing};
-	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines, u->described, u->mips, u->units, th};
+	w.ctx = (struct cq_stack_ctx){u->core, u->dwfl, read_word, u, system_lines, u->described, u->mips, u->units, th,
+				      u->loops};
 	thread_regs(u->core, th, &u->start);
 	u->start_pc = th->pc;
 	for (;;) {
@@ -1056,6 +1058,8 @@ struct cq_error *cq_stack_walk_frames(struct cq_core *core, const struct cq_stac
 	if (cq_stack_own_cfi(core->target))
 		u.mips = cq_stack_mips_cfi_create(); /* NULL (out of memory): no CFI steps */
 	u.units = cq_stack_units_create(u.problems); /* NULL (out of memory): lines through aranges only */
+	/* NULL (out of memory): each frame searches on its own */
+	u.loops = opt->loop_variables ? cq_stack_loops_create(u.problems) : NULL;
 	for (size_t k = 0; k < u.norder; k++) {
 		struct cq_thread *th = &core->threads[u.order[k]];
 		if (tid && th->tid != tid)
@@ -1071,6 +1075,7 @@ struct cq_error *cq_stack_walk_frames(struct cq_core *core, const struct cq_stac
 	(void)cq_stack_name_frames(&names);
 	cq_stack_mips_cfi_destroy(u.mips);
 	cq_stack_units_destroy(u.units);
+	cq_stack_loops_destroy(u.loops); /* its DIEs are the Dwfl's; says its problem into u.problems */
 	dwfl_end(u.dwfl);
 	for (unsigned g = 0; g < u.nguards; g++)
 		cq_stack_cfi_guard_free(u.guards[g].guard);

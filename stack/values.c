@@ -19,10 +19,12 @@
  * them (dwarf_getlocation), libdwfl's evaluator is internal to its CFI code. */
 #include <dwarf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "corelib/image.h"
 #include "internal.h"
 
@@ -329,7 +331,7 @@ bool cq_stack_call_argument(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, c
 }
 
 /* Loop variables: at most this many per frame, and children looked at per block. */
-#define MAX_LOOP_VARS 8
+#define MAX_LOOP_VARS CQ_STACK_MAX_LOOP_VARS
 #define MAX_BLOCK_CHILDREN 256
 
 /* The integer base type of variable @p var behind typedefs and qualifiers: its size and
@@ -395,29 +397,237 @@ static bool var_value(struct eval *e, Dwarf_Die *var, Dwarf_Addr addr, int size,
 	return true;
 }
 
-/* Whether @p var, declared in @p block, is a loop's variable. DWARF does not mark loops;
- * the line table shows them: a C loop's variable is declared on the `for` line, whose
- * statements (the increment and the condition that jumps back) begin again after the
- * body's, where a declaration at the top of an `if` block begins its statement once,
- * before the block's later ones. So: within the block, a statement of a later line of
- * the file, then a statement on the declaring line. Only rows that begin statements
- * count (is_stmt): the compiler also attributes scheduled and rematerialized code to a
- * declaration's line. @p lines_unit has the line table; at most 64 ranges looked at. */
-static bool loop_var(Dwarf_Die *lines_unit, Dwarf_Die *block, Dwarf_Die *var)
+/* What one walk found and spent (internal.h: struct cq_stack_loops). Every frame of a
+ * recursion, and every thread parked in one call, stands at the same lookup address in the
+ * same blocks: their scopes and each block's loop variables are found once; only the
+ * values, which are each frame's own, are read per frame. */
+struct loop_var {
+	Dwarf_Die die;
+	const char *name; /* libdw's string: valid while the walk's Dwarf is */
+	int size;
+	bool is_signed;
+};
+
+struct block {
+	uint64_t key;           /* the block DIE's place in the debug data (0: a free slot) */
+	bool cut;               /* the budget ran out before its line rows were all seen */
+	unsigned n;
+	struct loop_var *vars;  /* its loop variables, in declaration order */
+};
+
+struct pc {
+	uint64_t at1;           /* the lookup address + 1 (0: a free slot) */
+	bool dwarf;             /* a DWARF function holds it (else nothing to find) */
+	Dwarf_Addr bias;
+	Dwarf_Die function;
+	struct scopes sc;
+};
+
+struct cq_stack_loops {
+	json_t *problems;
+	uint64_t frame_budget, walk_budget, walk_left;
+	struct pc *pcs;         /* open addressing by lookup address */
+	size_t pcs_cap, npcs;
+	struct block *blocks;   /* open addressing by block DIE */
+	size_t blocks_cap, nblocks;
+	unsigned cut_frames;
+	char first_cut[200];    /* the first frame cut short, for the problem */
+};
+
+/* The tables grow to these many entries at most (then a frame's finds are not kept, and
+ * the budgets still bound what it costs). */
+#define MAX_CACHED_PCS 8192
+#define MAX_CACHED_BLOCKS 32768
+
+/* A test's smaller budgets: COREQ_TEST_LOOP_BUDGET=FRAME[:PROCESS]. */
+static void test_budgets(struct cq_stack_loops *l)
 {
-	int decl;
-	const char *file = dwarf_decl_file(var);
+	const char *e = getenv("COREQ_TEST_LOOP_BUDGET");
+	char *end;
+	unsigned long long fr = e && *e ? strtoull(e, &end, 10) : 0, wk;
+	if (!fr || (*end && *end != ':'))
+		return;
+	wk = *end == ':' ? strtoull(end + 1, &end, 10) : fr * 10;
+	if (*end || !wk)
+		return;
+	l->frame_budget = fr;
+	l->walk_budget = l->walk_left = wk;
+}
+
+struct cq_stack_loops *cq_stack_loops_create(json_t *problems)
+{
+	struct cq_stack_loops *l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->problems = problems;
+	l->frame_budget = CQ_STACK_LOOP_FRAME_BUDGET;
+	l->walk_budget = l->walk_left = CQ_STACK_LOOP_WALK_BUDGET;
+	test_budgets(l);
+	return l;
+}
+
+void cq_stack_loops_destroy(struct cq_stack_loops *l)
+{
+	if (!l)
+		return;
+	if (l->cut_frames && l->problems)
+		cq_json_problem(l->problems, "loop variables",
+				"the search for loop variables stopped at its budget (%" PRIu64 " DIEs and line-table "
+				"rows per frame, %" PRIu64 " per process) in %u frame(s), first %s: the loops it did not "
+				"reach are not shown", l->frame_budget, l->walk_budget, l->cut_frames, l->first_cut);
+	for (size_t i = 0; i < l->pcs_cap; i++)
+		free(l->pcs[i].sc.die);
+	for (size_t i = 0; i < l->blocks_cap; i++)
+		free(l->blocks[i].vars);
+	free(l->pcs);
+	free(l->blocks);
+	free(l);
+}
+
+static size_t hash_of(uint64_t k, size_t cap)
+{
+	k ^= k >> 33;
+	k *= UINT64_C(0xff51afd7ed558ccd);
+	k ^= k >> 33;
+	return (size_t)k & (cap - 1);
+}
+
+/* The key of a table's entry: its first member, a uint64_t (0: a free slot). */
+static uint64_t key_at(const char *entry)
+{
+	uint64_t k;
+	memcpy(&k, entry, sizeof(k));
+	return k;
+}
+
+/* Makes room for one more entry in a table of *@p cap entries of @p size bytes, @p n of
+ * them used (doubling it, kept at most half full), up to @p max entries; false when it is
+ * full or memory is out. */
+static bool grow(void **table, size_t *cap, size_t n, size_t size, size_t max)
+{
+	if (n + 1 <= *cap / 2)
+		return true;
+	size_t ncap = *cap ? *cap * 2 : 64;
+	if (ncap > 2 * max)
+		return false;
+	char *t = calloc(ncap, size), *old = *table;
+	if (!t)
+		return false;
+	for (size_t i = 0; i < *cap; i++) {
+		uint64_t k = key_at(old + i * size);
+		if (!k)
+			continue;
+		size_t j = hash_of(k, ncap);
+		while (key_at(t + j * size))
+			j = (j + 1) & (ncap - 1);
+		memcpy(t + j * size, old + i * size, size);
+	}
+	free(old);
+	*table = t;
+	*cap = ncap;
+	return true;
+}
+
+/* The scopes at lookup address @p at: the table's entry, or *@p tmp (the caller frees its
+ * scopes) when the table is full. */
+static struct pc *pc_of(struct cq_stack_loops *l, const struct cq_stack_ctx *ctx, uint64_t at, struct pc *tmp)
+{
+	size_t i = 0;
+	if (l->pcs_cap) {
+		for (i = hash_of(at + 1, l->pcs_cap); l->pcs[i].at1; i = (i + 1) & (l->pcs_cap - 1))
+			if (l->pcs[i].at1 == at + 1)
+				return &l->pcs[i];
+	}
+	struct pc p = {.at1 = at + 1};
+	p.dwarf = function_at(ctx, at, &p.bias, &p.function, &p.sc);
+	if (!grow((void **)&l->pcs, &l->pcs_cap, l->npcs, sizeof(*l->pcs), MAX_CACHED_PCS)) {
+		*tmp = p;
+		return tmp;
+	}
+	for (i = hash_of(at + 1, l->pcs_cap); l->pcs[i].at1; i = (i + 1) & (l->pcs_cap - 1))
+		;
+	l->pcs[i] = p;
+	l->npcs++;
+	return &l->pcs[i];
+}
+
+/* One unit of the search's budget (a DIE or a line-table row looked at): false when
+ * none is left. */
+static bool spend(uint64_t *left)
+{
+	if (!*left)
+		return false;
+	--*left;
+	return true;
+}
+
+/* Block @p block's integer loop variables into *@p out, at most *@p left DIEs and rows
+ * looked at (out->cut when they did not suffice). DWARF does not mark loops; the line table
+ * shows them: a C loop's variable is declared on the `for` line, whose statements (the
+ * increment and the condition that jumps back) begin again after the body's, where a
+ * declaration at the top of an `if` block begins its statement once, before the block's
+ * later ones. So: within one of the block's ranges, a statement of a later line of the
+ * variable's file, then a statement on its declaring line. Only rows that begin statements
+ * count (is_stmt): the compiler also attributes scheduled and rematerialized code to a
+ * declaration's line. @p lines_unit has the line table; at most 64 ranges looked at. The
+ * rows are read once for all the block's variables (per variable, a deep nest of large
+ * blocks read its function's rows hundreds of times per frame). */
+static void find_block_vars(Dwarf_Die *lines_unit, Dwarf_Die *block, uint64_t *left, struct block *out)
+{
+	struct cand {
+		struct loop_var v;
+		int decl;
+		unsigned file;  /* index into files */
+		bool loop;
+	} *cand = NULL;
+	const char *files[MAX_BLOCK_CHILDREN];
+	unsigned nc = 0, nfiles = 0, seen = 0;
+	Dwarf_Die c;
+	out->cut = false;
+	out->n = 0;
+	out->vars = NULL;
+	if (dwarf_child(block, &c) != 0)
+		return;
+	if (!(cand = malloc(MAX_BLOCK_CHILDREN * sizeof(*cand))))
+		return;
+	do {
+		if (!spend(left)) {
+			out->cut = true;
+			free(cand);
+			return;
+		}
+		struct cand *k = &cand[nc];
+		const char *file;
+		if (dwarf_tag(&c) != DW_TAG_variable || !(k->v.name = dwarf_diename(&c)) ||
+		    !int_type(&c, &k->v.size, &k->v.is_signed) || dwarf_decl_line(&c, &k->decl) != 0 ||
+		    !(file = dwarf_decl_file(&c)))
+			continue;
+		k->v.die = c;
+		k->loop = false;
+		for (k->file = 0; k->file < nfiles && strcmp(files[k->file], file); k->file++)
+			;
+		if (k->file == nfiles)
+			files[nfiles++] = file;
+		nc++;
+	} while (++seen < MAX_BLOCK_CHILDREN && dwarf_siblingof(&c, &c) == 0);
 	Dwarf_Lines *lines;
 	size_t nl;
-	if (dwarf_decl_line(var, &decl) != 0 || !file || dwarf_getsrclines(lines_unit, &lines, &nl) != 0)
-		return false;
+	if (!nc || dwarf_getsrclines(lines_unit, &lines, &nl) != 0) {
+		free(cand);
+		return;
+	}
 	Dwarf_Addr base, start, end;
 	ptrdiff_t off = 0;
 	for (int r = 0; r < 64 && (off = dwarf_ranges(block, off, &base, &start, &end)) > 0; r++) {
-		bool later = false; /* a statement of a later line seen in the range */
+		/* the highest line of each file seen in the range so far (statements only) */
+		int high[MAX_BLOCK_CHILDREN];
+		for (unsigned f = 0; f < nfiles; f++)
+			high[f] = INT_MIN;
 		/* libdw sorts a unit's rows by address: the first at or after start, by halves */
 		size_t lo = 0, hi = nl;
 		while (lo < hi) {
+			if (!spend(left))
+				goto cut;
 			size_t mid = lo + (hi - lo) / 2;
 			Dwarf_Addr a;
 			if (dwarf_lineaddr(dwarf_onesrcline(lines, mid), &a) == 0 && a < start)
@@ -425,7 +635,11 @@ static bool loop_var(Dwarf_Die *lines_unit, Dwarf_Die *block, Dwarf_Die *var)
 			else
 				hi = mid;
 		}
+		const char *last_src = NULL;
+		unsigned last_file = nfiles;
 		for (size_t i = lo; i < nl; i++) {
+			if (!spend(left))
+				goto cut;
 			Dwarf_Line *l = dwarf_onesrcline(lines, i);
 			Dwarf_Addr a;
 			int line;
@@ -434,61 +648,98 @@ static bool loop_var(Dwarf_Die *lines_unit, Dwarf_Die *block, Dwarf_Die *var)
 			if (l && dwarf_lineaddr(l, &a) == 0 && a >= end)
 				break;
 			if (!l || dwarf_lineaddr(l, &a) != 0 || a < start || a >= end || dwarf_lineno(l, &line) != 0 ||
-			    dwarf_linebeginstatement(l, &stmt) != 0 || !stmt || !(src = dwarf_linesrc(l, NULL, NULL)) ||
-			    strcmp(src, file))
+			    dwarf_linebeginstatement(l, &stmt) != 0 || !stmt || !(src = dwarf_linesrc(l, NULL, NULL)))
 				continue;
-			if (line > decl)
-				later = true;
-			else if (line == decl && later)
-				return true;
+			if (src != last_src) { /* rows name their file by the same few strings */
+				for (last_file = 0; last_file < nfiles && strcmp(files[last_file], src); last_file++)
+					;
+				last_src = src;
+			}
+			if (last_file == nfiles)
+				continue;
+			/* a statement on a declaring line after one of a later line: that variable's loop */
+			if (high[last_file] > line)
+				for (unsigned k = 0; k < nc; k++)
+					cand[k].loop |= cand[k].file == last_file && cand[k].decl == line;
+			if (line > high[last_file])
+				high[last_file] = line;
 		}
 	}
-	return false;
+	unsigned n = 0;
+	for (unsigned k = 0; k < nc; k++)
+		n += cand[k].loop;
+	if (n && (out->vars = malloc(n * sizeof(*out->vars))))
+		for (unsigned k = 0; k < nc; k++)
+			if (cand[k].loop)
+				out->vars[out->n++] = cand[k].v;
+	free(cand);
+	return;
+cut:
+	out->cut = true;
+	free(cand);
 }
 
-/* The integer loop variables block @p block declares, readable at @p addr, into @p list
- * at position @p at (an outer block's go before an inner one's). */
-static void block_vars(struct eval *e, Dwarf_Die *lines_unit, Dwarf_Die *block, Dwarf_Addr addr, json_t *list,
-		       size_t at)
+/* Block @p block's loop variables: the table's entry, found now within *@p left if it is
+ * new; or *@p tmp (the caller frees its vars) when the table is full. */
+static struct block *block_of(struct cq_stack_loops *l, Dwarf_Die *lines_unit, Dwarf_Die *block, uint64_t *left,
+			      struct block *tmp)
 {
-	Dwarf_Die c;
-	unsigned seen = 0;
-	if (dwarf_child(block, &c) != 0)
-		return;
-	do {
-		int size;
-		bool sgn;
-		int64_t v;
-		const char *name = dwarf_diename(&c);
-		if (dwarf_tag(&c) != DW_TAG_variable || !name || !int_type(&c, &size, &sgn) ||
-		    !loop_var(lines_unit, block, &c))
-			continue;
-		char why[8];
-		e->why = why; /* only whether it worked matters here */
-		e->why_size = sizeof(why);
-		if (json_array_size(list) < MAX_LOOP_VARS && var_value(e, &c, addr, size, sgn, &v))
-			json_array_insert_new(list, at++, json_pack("{s:s, s:I}", "name", name, "value", (json_int_t)v));
-	} while (++seen < MAX_BLOCK_CHILDREN && dwarf_siblingof(&c, &c) == 0);
+	uint64_t key = (uintptr_t)block->addr;
+	size_t i;
+	if (l->blocks_cap) {
+		for (i = hash_of(key, l->blocks_cap); l->blocks[i].key; i = (i + 1) & (l->blocks_cap - 1))
+			if (l->blocks[i].key == key)
+				return &l->blocks[i];
+	}
+	struct block b = {.key = key};
+	find_block_vars(lines_unit, block, left, &b);
+	if (!grow((void **)&l->blocks, &l->blocks_cap, l->nblocks, sizeof(*l->blocks), MAX_CACHED_BLOCKS)) {
+		*tmp = b;
+		return tmp;
+	}
+	for (i = hash_of(key, l->blocks_cap); l->blocks[i].key; i = (i + 1) & (l->blocks_cap - 1))
+		;
+	l->blocks[i] = b;
+	l->nblocks++;
+	return &l->blocks[i];
 }
 
 json_t *cq_stack_loop_variables(const struct cq_stack_ctx *ctx, Dwfl_Frame *state, const struct cq_stack_regs *same,
 				const struct cq_frame *f, uint64_t at, unsigned nframes)
 {
-	Dwarf_Addr bias;
-	Dwarf_Die function;
-	struct scopes sc = {0};
-	if (!nframes || !function_at(ctx, at, &bias, &function, &sc))
+	/* a walk without its own finds (ctx->loops): this frame's, kept for this frame only */
+	struct cq_stack_loops *own = ctx->loops ? NULL : cq_stack_loops_create(NULL), *l = ctx->loops ? ctx->loops : own;
+	struct pc tmp_pc = {0};
+	struct pc *p = nframes && l ? pc_of(l, ctx, at, &tmp_pc) : NULL;
+	if (!p || !p->dwarf) {
+		free(tmp_pc.sc.die);
+		cq_stack_loops_destroy(own);
 		return NULL;
+	}
 	char why[8];
-	struct eval e = {.ctx = ctx, .state = state, .same = same, .bias = bias, .has_cfa = f->has_cfa, .cfa = f->cfa,
-			 .function = &function, .why = why, .why_size = sizeof(why)};
+	struct eval e = {.ctx = ctx, .state = state, .same = same, .bias = p->bias, .has_cfa = f->has_cfa, .cfa = f->cfa,
+			 .function = &p->function, .why = why, .why_size = sizeof(why)};
+	uint64_t left = l->frame_budget < l->walk_left ? l->frame_budget : l->walk_left, had = left;
+	bool cut = false;
 	json_t *out = json_array(), *cur = json_array();
 	/* innermost scope first: the blocks of one logical frame (an inlined call, then the
-	 * function) up to its own DIE; each outer block's variables go first */
-	for (int i = 0; i < sc.n && out && cur; i++) {
-		int tag = dwarf_tag(&sc.die[i]);
-		if (tag == DW_TAG_lexical_block) {
-			block_vars(&e, &sc.lines_unit, &sc.die[i], at - bias, cur, 0);
+	 * function) up to its own DIE; each outer block's variables go first, and once a frame
+	 * has MAX_LOOP_VARS an outer block adds none (nor is it searched) */
+	for (int i = 0; i < p->sc.n && out && cur; i++) {
+		int tag = dwarf_tag(&p->sc.die[i]);
+		if (tag == DW_TAG_lexical_block && json_array_size(cur) < MAX_LOOP_VARS) {
+			struct block tmp_b = {0}, *b = block_of(l, &p->sc.lines_unit, &p->sc.die[i], &left, &tmp_b);
+			cut |= b->cut;
+			size_t pos = 0;
+			for (unsigned k = 0; k < b->n; k++) {
+				struct loop_var *v = &b->vars[k];
+				int64_t val;
+				if (json_array_size(cur) < MAX_LOOP_VARS &&
+				    var_value(&e, &v->die, at - p->bias, v->size, v->is_signed, &val))
+					json_array_insert_new(cur, pos++, json_pack("{s:s, s:I}", "name", v->name, "value",
+										    (json_int_t)val));
+			}
+			free(tmp_b.vars);
 		} else if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
 			json_array_append_new(out, json_array_size(cur) ? cur : (json_decref(cur), json_null()));
 			cur = json_array();
@@ -497,7 +748,17 @@ json_t *cq_stack_loop_variables(const struct cq_stack_ctx *ctx, Dwfl_Frame *stat
 		}
 	}
 	json_decref(cur);
-	free(sc.die);
+	l->walk_left -= had - left;
+	if (cut && !l->cut_frames++) {
+		const char *fn = dwarf_diename(&p->function);
+		if (f->info && f->info->file && f->info->line > 0)
+			snprintf(l->first_cut, sizeof(l->first_cut), "in %s (%s:%d)", fn ? fn : "?", f->info->file,
+				 f->info->line);
+		else
+			snprintf(l->first_cut, sizeof(l->first_cut), "in %s", fn ? fn : "a function without a name");
+	}
+	free(tmp_pc.sc.die);
+	cq_stack_loops_destroy(own);
 	return out;
 }
 

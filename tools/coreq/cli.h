@@ -63,6 +63,7 @@ struct cq_cli {
 	int pid;             /**< --pid: a live process instead of a core (live/process.h) */
 	struct cq_live_options live; /**< --max-stop */
 	bool job;            /**< snapshot --job: the ranks of the process's MPI job */
+	bool allow_nondumpable; /**< snapshot --allow-non-dumpable: a core the kernel would not write */
 	unsigned samples;    /**< snapshot --samples N (0: one) */
 	unsigned interval_ms; /**< snapshot --interval MS between samples (default 1000) */
 	int openmp;          /**< bt: 1 OpenMP-aware stacks (--openmp), 2 continued (--openmp=continued) */
@@ -114,6 +115,13 @@ void cq_mqd_print_rank(json_t *doc);
  * name (communicator, peer, tag, MPI_Waitall's requests), into its document @p doc
  * (cmd_mqd.c); a snapshot runs it so that the memory those reads take is in it. */
 void cq_mqd_add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc);
+
+/** What a snapshot of MPI process @p core reads for the job view of it (cmd_mqd.c): the
+ * MQD DLL's reads where the MPI library's types can be had (a type donor, or the
+ * library's DWARF: mqd/host.h's cq_mqd_types_available), the messages in flight, the
+ * stacks and what the MPI calls' parameters name. True when the DLL's report was made;
+ * else why in @p why (not an MPI process, no types, the DLL refused ...). */
+bool cq_mqd_snapshot_reads(struct cq_cli *cli, struct cq_core *core, char *why, size_t why_size);
 
 /** Exit status for an error code. */
 int cq_exit_for(const struct cq_error *err);

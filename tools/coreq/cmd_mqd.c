@@ -175,7 +175,7 @@ static json_int_t c_entry_frame(const json_t *bt, json_int_t tid, json_int_t fra
  *      program built with -g and optimization; C binding only: Fortran passes a handle's
  *      address).
  * What keeps it unknown is said in the call ("communicator_unknown", both reasons). */
-static void call_communicators(struct cq_core *core, const json_t *bt, json_t *calls)
+static void call_communicators(struct cq_core *core, const json_t *bt, json_t *calls, const char *no_types)
 {
 	json_t *c;
 	size_t i;
@@ -201,9 +201,10 @@ static void call_communicators(struct cq_core *core, const json_t *bt, json_t *c
 			json_object_set_new(c, "communicator_unknown", cq_json_str(err->message));
 			cq_error_destroy(err);
 		} else if (a.param_found) {
-			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, a.param_value, "parameter"));
+			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, a.param_value, "parameter",
+										       no_types));
 		} else if (a.found) {
-			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, a.value, "argument"));
+			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, a.value, "argument", no_types));
 		} else {
 			char why[480];
 			snprintf(why, sizeof(why), "%s%s%s%s", a.param ? "libmpi's parameter: " : "",
@@ -273,8 +274,9 @@ static void waitall_requests(struct cq_core *core, json_t *c, json_int_t tid, js
  * has them: "peer" and "tag" in the call ("any" for MPI_ANY_SOURCE and MPI_ANY_TAG). What
  * a blocking call waits on is then known even where the DLL lists no operation for it
  * (MPICH's lists the requests of non-blocking sends only, not a blocking MPI_Send's).
- * MPICH's MPI_Waitall gets its requests (waitall_requests). */
-static void call_peers(struct cq_core *core, const json_t *bt, json_t *calls)
+ * MPICH's MPI_Waitall gets its requests (waitall_requests), where its types can be had
+ * (not @p no_types). */
+static void call_peers(struct cq_core *core, const json_t *bt, json_t *calls, const char *no_types)
 {
 	json_t *c;
 	size_t i;
@@ -286,7 +288,7 @@ static void call_peers(struct cq_core *core, const json_t *bt, json_t *calls)
 		if (!strcmp(w, "requests") && !strcmp(str(c, "call") ?: "", "MPI_Waitall") && frame >= 0 &&
 		    frame <= 100000 && cq_mpich_library(core)) {
 			json_int_t entry = c_entry_frame(bt, tid, frame);
-			if (entry >= 0)
+			if (entry >= 0 && !no_types)
 				waitall_requests(core, c, tid, entry);
 			continue;
 		}
@@ -307,7 +309,7 @@ static void call_peers(struct cq_core *core, const json_t *bt, json_t *calls)
 		json_object_set_new(c, "tag", t == -1 ? json_string("any") : json_integer(t));
 		uint64_t comm;
 		if (!json_object_get(c, "communicator") && entry_argument(core, tid, entry, "comm", UINT_MAX, &comm))
-			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, comm, "parameter"));
+			json_object_set_new(c, "communicator", cq_mqd_call_communicator(core, comm, "parameter", no_types));
 	}
 }
 
@@ -354,8 +356,9 @@ static void stack_sends(json_t *doc)
 
 /* The rank's stacks (coreq-bt/2) and the MPI call each thread is in (job/mpicall.h) into
  * its document: what the job view takes its waits from. A walk that fails is said, and
- * the job view then takes every pending operation as waited on. */
-void cq_mqd_add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc)
+ * the job view then takes every pending operation as waited on. With @p no_types (why the
+ * MPI library's types cannot be had: mqd/host.h) no type is searched for. */
+static void add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc, const char *no_types)
 {
 	json_t *bt = NULL;
 	/* loop variables: where ranks stopped at one line stand in their loops (verdict.h) */
@@ -366,12 +369,59 @@ void cq_mqd_add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc)
 		cq_error_destroy(err);
 		return;
 	}
+	/* a loop-variable search its budget cut short (stack/internal.h) is the rank's problem:
+	 * the job view's ordering of ranks at one line may lack those loops */
+	json_t *problems = json_object_get(doc, "problems"), *p;
+	size_t i;
+	json_array_foreach(json_object_get(bt, "problems"), i, p)
+		if (json_is_array(problems) && !strcmp(str(p, "item") ?: "", "loop variables"))
+			json_array_append(problems, p);
 	json_t *calls = cq_mpi_calls(bt);
-	call_communicators(core, bt, calls);
-	call_peers(core, bt, calls);
+	call_communicators(core, bt, calls, no_types);
+	call_peers(core, bt, calls, no_types);
 	json_object_set_new(doc, "mpi_calls", calls);
 	json_object_set_new(doc, "stacks", bt);
 	stack_sends(doc);
+}
+
+void cq_mqd_add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc)
+{
+	add_stacks(cli, core, doc, NULL);
+}
+
+bool cq_mqd_snapshot_reads(struct cq_cli *cli, struct cq_core *core, char *why, size_t why_size)
+{
+	struct cq_symref ref;
+	struct cq_error *err = cq_core_lookup(core, "MPIR_dll_name", NULL, &ref);
+	*why = 0;
+	if (err) {
+		snprintf(why, why_size, "%s", err->message ? err->message : "not an MPI process");
+		cq_error_destroy(err);
+		return false;
+	}
+	/* without the library's types the DLL reads no queue and no communicator's id is read:
+	 * their search, seconds for a job held meanwhile, is not made (mqd/host.h) */
+	bool typed = cq_mqd_types_available(core, why, why_size), view = false;
+	json_t *doc = NULL;
+	if (typed) {
+		if (!(err = cq_mqd_report(core, &cli->mqd, &doc)))
+			view = true;
+		else
+			snprintf(why, why_size, "%s", err->message ? err->message : "the message queues could not be read");
+		cq_error_destroy(err);
+		json_decref(doc);
+	}
+	/* MPICH's messages in flight in the node's shared memory (mqd/inflight.h, which needs
+	 * its types), and what the MPI calls' parameters name (a communicator handle's object,
+	 * MPI_Waitall's requests): their pages too, so the job view of the snapshots reads what
+	 * it would read of the process */
+	if ((doc = json_pack("{s:[], s:[]}", "communicators", "problems"))) {
+		if (typed)
+			cq_inflight_add(core, doc);
+		add_stacks(cli, core, doc, typed ? NULL : why);
+	}
+	json_decref(doc);
+	return view;
 }
 
 /* Without the message queues (no type donor, no usable DLL), the rank and the size of
@@ -514,7 +564,8 @@ static json_t *latest_samples(json_t *docs, json_t **progress)
 			stacks &= json_is_array(json_object_get(bt, "threads"));
 			json_array_append(bts, bt);
 		}
-		json_t *p = stacks && json_array_size(idx) > 1 ? cq_progress_of(bts) : NULL;
+		/* a rank given once among sampled ones too: the verdict names it as not compared */
+		json_t *p = stacks ? cq_progress_of(bts) : NULL;
 		if (p) {
 			pick = (size_t)json_integer_value(json_array_get(idx, (size_t)json_integer_value(json_object_get(p, "latest"))));
 			json_object_del(p, "latest");
@@ -788,6 +839,12 @@ one_rank:;
 	}
 	cq_inflight_add(core, doc);
 	cq_mqd_add_stacks(cli, core, doc);
+	/* --pid: a rank that ran again (the bound) or died while read is not shown */
+	if ((err = cq_process_check(core))) {
+		json_decref(doc);
+		cq_core_close(core);
+		return cq_fail(err);
+	}
 	rc = json_array_size(json_object_get(doc, "problems")) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 	if (cli->json) {
 		cq_emit_json(doc);
