@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../targets/target.h"
 #include "base/error.h"
@@ -77,8 +78,23 @@ struct cq_thread {
 /** One range of NT_FILE: a file mapped at [start, end) from file offset `offset`. */
 struct cq_file_map {
 	uint64_t start, end, offset;
-	char *path;
+	char *path;       /**< as the kernel names it: "PATH (deleted)" when it was unlinked */
+	/** Where the file the target maps can be read when @c path no longer names it, else
+	 * NULL: a live process's /proc/PID/map_files/START-END, set when the file was deleted
+	 * (@c path ends in " (deleted)": a package upgrade replaced it) or the path now names
+	 * another file (another device or inode than the mapping's). Images are then read
+	 * from it, their build-id checked (image.c), and a snapshot holds their mappings whole
+	 * (core_write.h). It lives in @c path's allocation, after its NUL (freed with it). */
+	const char *mapped;
 };
+
+/** The length of @p path less the " (deleted)" the kernel adds to a file unlinked since it
+ * was mapped (/proc/PID/maps, NT_FILE); strlen(@p path) when it has none. */
+static inline size_t cq_file_map_name_len(const char *path)
+{
+	size_t n = strlen(path), k = sizeof(" (deleted)") - 1;
+	return n > k && memcmp(path + n - k, " (deleted)", k) == 0 ? n - k : n;
+}
 
 /** Something that is missing or suspicious; collected, then reported per item. */
 struct cq_problem {

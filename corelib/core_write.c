@@ -11,6 +11,7 @@
 #include "base/bytebuf.h"
 #include "base/decode.h"
 #include "elfcore.h"
+#include "image.h"
 #include "output/output.h"
 
 
@@ -180,19 +181,87 @@ nomem:
 	return false;
 }
 
-/* Whether the page at @p addr holds what its mapped file holds there (@p page read from the
- * target): then a reader takes it from the file, as from a kernel core's left-out pages.
- * The first page of a mapping at file offset 0 is always kept: it has the ELF headers and
- * the build-id note, by which readers check they have the right file. */
-static bool same_as_file(const struct cq_core *core, uint64_t addr, const uint8_t *page, size_t len, int *fd,
-			 const char **fd_path)
+/* Whether @p m maps (part of) an image whose file the model read at a path of its own
+ * (cq_file_map.mapped): one a reader will not find at the mapping's path. */
+static bool mapped_image(const struct cq_core *core, const struct cq_file_map *m)
+{
+	if (!m->mapped)
+		return false;
+	for (size_t i = 0; i < core->nimages; i++) {
+		const struct cq_image *img = &core->images[i];
+		if (img->elf && img->elf->file && cq_image_has_path(img, m->path))
+			return true;
+	}
+	return false;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct cq_mem_range *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* @p ranges and the whole of each mapping of a mapped_image(), sorted and merged, into a
+ * new list; what that adds is counted in @p st. */
+static struct cq_mem_range *with_mapped_images(struct cq_core *core, const struct cq_mem_range *ranges, size_t n,
+					       size_t *nret, struct cq_core_write_stats *st)
+{
+	struct cq_error *err = cq_core_load_images(core); /* loaded already where stacks were read */
+	cq_error_destroy(err);
+	size_t extra = 0;
+	for (size_t i = 0; i < core->nfile_maps; i++)
+		extra += mapped_image(core, &core->file_maps[i]);
+	struct cq_mem_range *all = malloc((n + extra + 1) * sizeof(*all));
+	if (!all)
+		return NULL;
+	memcpy(all, ranges, n * sizeof(*all));
+	size_t k = n;
+	const char *last = NULL;
+	for (size_t i = 0; i < core->nfile_maps; i++) {
+		const struct cq_file_map *m = &core->file_maps[i];
+		if (!mapped_image(core, m))
+			continue;
+		all[k++] = (struct cq_mem_range){m->start, m->end};
+		st->mapped_bytes += m->end - m->start;
+		if (!last || strcmp(last, m->path))
+			st->mapped_images++;
+		last = m->path;
+	}
+	qsort(all, k, sizeof(*all), range_cmp);
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (m && all[i].start <= all[m - 1].end) {
+			if (all[i].end > all[m - 1].end)
+				all[m - 1].end = all[i].end;
+		} else {
+			all[m++] = all[i];
+		}
+	}
+	*nret = m;
+	return all;
+}
+
+/* A page that holds what its mapped file holds there is left out: a reader takes it from
+ * the file, as from a kernel core's left-out pages. The first page of a mapping at file
+ * offset 0 is always kept: it has the ELF headers and the build-id note, by which readers
+ * check they have the right file. A file the path no longer leads to (cq_file_map.mapped)
+ * is not compared: the path has another or none.
+ *
+ * comparable(): the mapping whose file the page at @p addr is compared with, else NULL:
+ * the page is kept, and not read before it is written (the process is held meanwhile). */
+static const struct cq_file_map *comparable(const struct cq_core *core, uint64_t addr, size_t len)
 {
 	const struct cq_file_map *m = NULL;
 	for (size_t i = 0; i < core->nfile_maps && !m; i++)
 		if (addr >= core->file_maps[i].start && addr + len <= core->file_maps[i].end)
 			m = &core->file_maps[i];
-	if (!m || (addr == m->start && m->offset == 0))
-		return false;
+	return !m || (addr == m->start && m->offset == 0) || m->mapped ? NULL : m;
+}
+
+/* Whether @p page (@p len bytes at @p addr, in comparable() mapping @p m) is the file's. */
+static bool same_as_file(const struct cq_file_map *m, uint64_t addr, const uint8_t *page, size_t len, int *fd,
+			 const char **fd_path)
+{
 	if (*fd_path != m->path) {
 		if (*fd >= 0)
 			close(*fd);
@@ -217,8 +286,9 @@ static struct cq_mem_range *drop_file_pages(struct cq_core *core, const struct c
 	for (size_t i = 0; out && i < n; i++) {
 		for (uint64_t a = ranges[i].start; a < ranges[i].end; a += sizeof(page)) {
 			size_t len = ranges[i].end - a < sizeof(page) ? (size_t)(ranges[i].end - a) : sizeof(page);
-			struct cq_error *err = cq_core_read(core, a, page, len);
-			bool drop = !err && same_as_file(core, a, page, len, &fd, &fd_path);
+			const struct cq_file_map *fm = comparable(core, a, len);
+			struct cq_error *err = fm ? cq_core_read(core, a, page, len) : NULL;
+			bool drop = fm && !err && same_as_file(fm, a, page, len, &fd, &fd_path);
 			cq_error_destroy(err);
 			if (drop)
 				continue;
@@ -253,8 +323,10 @@ struct cq_error *cq_core_write(struct cq_core *core, const char *path, const str
 	memset(st, 0, sizeof(*st));
 	struct load *loads = NULL;
 	size_t nloads = 0;
-	size_t nkept;
-	struct cq_mem_range *kept = drop_file_pages(core, ranges, n, &nkept);
+	size_t nkept, nall;
+	struct cq_mem_range *all = with_mapped_images(core, ranges, n, &nall, st);
+	struct cq_mem_range *kept = all ? drop_file_pages(core, all, nall, &nkept) : NULL;
+	free(all);
 	if (!kept)
 		return &cq_error_nomem;
 	bool planned = plan(core, kept, nkept, &loads, &nloads);
@@ -362,7 +434,7 @@ struct cq_error *cq_core_write(struct cq_core *core, const char *path, const str
 	}
 	struct cq_output o;
 	const char *inputs[] = {core->name};
-	if (!(err = cq_output_begin(path, "the snapshot", inputs, 1, &o))) {
+	if (!(err = cq_output_begin_mode(path, "the snapshot", inputs, 1, 0600, &o))) {
 		if ((err = cq_output_write(&o, head.p, head.len)) || (err = cq_output_write(&o, data.p, data.len)))
 			cq_output_abort(&o);
 		else

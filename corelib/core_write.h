@@ -13,6 +13,12 @@
  * holds (NT_FILE's file, compared byte for byte) is left out too, but for a mapping's first
  * page at file offset 0 (ELF headers, the build-id). Readers take the rest from the mapped
  * files, as they do for a kernel core's left-out pages.
+ *
+ * But for an image whose file the model reads at a path of its own (cq_file_map.mapped: a
+ * live process's library deleted or replaced since it was mapped): its path holds no such
+ * file where the snapshot is read, so its mappings are written whole, as a kernel core
+ * dumps file-backed mappings (coredump_filter bit 2), and readers rebuild its file from
+ * them (image.c). Other deleted files (a mapped data file, a memfd) stay as above.
  */
 #ifndef COREQ_CORELIB_CORE_WRITE_H
 #define COREQ_CORELIB_CORE_WRITE_H
@@ -32,6 +38,9 @@ struct cq_core_write_stats {
 	size_t loads;         /**< PT_LOAD headers */
 	uint64_t data_bytes;  /**< memory bytes written */
 	uint64_t file_bytes;  /**< the file's size */
+	/** The mappings of images written whole (their files deleted or replaced): bytes. */
+	uint64_t mapped_bytes;
+	size_t mapped_images; /**< how many such images */
 };
 
 /** Write @p core as a core file at @p path (a temporary, then a rename; never over an

@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include "elf/debuginfod.h"
+#include "elf/from_memory.h"
 #include "base/decode.h"
 #include "internal.h"
+#include "source.h"
 
 #define R_DEBUG_FIELDS(X, T) \
 	X(T, S32, r_version, 1) X(T, PTR, r_map, 1) X(T, PTR, r_brk, 1) X(T, S32, r_state, 1) \
@@ -68,6 +70,20 @@ static const char *base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
 	return s ? s + 1 : p;
+}
+
+/* An image named after file map path @p path: the path as it was, without the kernel's
+ * " (deleted)" (the file map's name kept as its map_name). NULL when out of memory. */
+static struct cq_image *add_image(struct cq_core *core, const char *name);
+static struct cq_image *add_mapped_image(struct cq_core *core, const char *path)
+{
+	size_t n = cq_file_map_name_len(path);
+	char *name = strndup(path, n);
+	struct cq_image *img = name ? add_image(core, name) : NULL;
+	free(name);
+	if (img && n != strlen(path) && !(img->map_name = strdup(path)))
+		return NULL;
+	return img;
 }
 
 bool cq_image_has_path(const struct cq_image *img, const char *path)
@@ -358,12 +374,89 @@ static struct cq_bundled_image *bundled_for(struct cq_core *core, const struct c
 	return NULL;
 }
 
+/* The most bytes of an image's file rebuilt from the core's memory (file_from_memory). */
+#define MAX_MEMORY_IMAGE (UINT64_C(256) << 20)
+
+/* Whether the target holds every byte of [@p start, @p end) (no fault, no file behind). */
+static bool held_whole(const struct cq_core *core, uint64_t start, uint64_t end)
+{
+	for (uint64_t a = start; a < end;) {
+		const struct cq_segment *s = cq_core_segment_at(core, a);
+		uint64_t held = s ? cq_segment_held(core, s) : 0;
+		if (!s || a - s->vaddr >= held)
+			return false;
+		a = s->vaddr + held;
+	}
+	return true;
+}
+
+/* An image whose file is not here (missing, or another build at its path) while the core
+ * holds its mappings whole: a coreq snapshot of a process whose library was deleted (its
+ * mappings written whole: core_write.h), a kernel core with file-backed mappings dumped.
+ * Its file rebuilt from them (from_memory.h): its dynamic symbols and unwind tables, the
+ * build-id its memory has. Nothing is read unless every mapping is there. */
+static void file_from_memory(struct cq_core *core, struct cq_image *img)
+{
+	if (img->elf || (img->status != CQ_IMAGE_MISSING && img->status != CQ_IMAGE_MISMATCH))
+		return;
+	size_t first = cluster_anchor(core, img);
+	if (first == core->nfile_maps || core->file_maps[first].offset != 0)
+		return;
+	uint64_t size = 0;
+	FOR_CLUSTER(core, img, a, i) {
+		const struct cq_file_map *m = &core->file_maps[i];
+		if (m->offset > MAX_MEMORY_IMAGE || m->end - m->start > MAX_MEMORY_IMAGE - m->offset ||
+		    !held_whole(core, m->start, m->end))
+			return;
+		if (m->offset + (m->end - m->start) > size)
+			size = m->offset + (m->end - m->start);
+	}
+	uint8_t *buf = size ? calloc(1, (size_t)size) : NULL;
+	if (!buf)
+		return;
+	FOR_CLUSTER(core, img, a, i) {
+		const struct cq_file_map *m = &core->file_maps[i];
+		struct cq_error *err = cq_core_read(core, m->start, buf + m->offset, (size_t)(m->end - m->start));
+		if (err) {
+			cq_error_destroy(err);
+			free(buf);
+			return;
+		}
+	}
+	struct cq_elf *e = NULL;
+	struct cq_error *err = cq_elf_open_mapped(buf, (size_t)size, core->file_maps[first].start, img->name, &e);
+	if (err || e->e_machine != core->target->e_machine || e->elf_class != core->target->elf_class ||
+	    e->little_endian != core->target->little_endian ||
+	    (img->build_id_len && (e->build_id_len != img->build_id_len ||
+				   memcmp(e->build_id, img->build_id, img->build_id_len)))) {
+		cq_error_destroy(err);
+		cq_elf_close(e);
+		return;
+	}
+	free(img->file_origin);
+	if (asprintf(&img->file_origin, "the core's memory, which holds its mappings whole (its file: %s)",
+		     img->problem ? img->problem : "not found") < 0)
+		img->file_origin = NULL;
+	free(img->problem);
+	img->problem = NULL;
+	img->elf = e;
+	img->status = img->build_id_len ? CQ_IMAGE_FOUND : CQ_IMAGE_UNVERIFIED;
+	if (!img->build_id_len && e->build_id_len) {
+		memcpy(img->build_id, e->build_id, e->build_id_len);
+		img->build_id_len = e->build_id_len;
+	}
+	img->ranges_added = true; /* its memory is the core's own: no file behind it */
+}
+
 /* Find the file of one image; a bundle's symbols stand in when no verified file is found
- * (a file the bundle's build-id contradicts is not used either). */
+ * (a file the bundle's build-id contradicts is not used either); else the core's memory
+ * when it holds the image whole. */
 static void choose_file(struct cq_core *core, struct cq_image *img)
 {
 	resolve_file_on_disk(core, img);
 	struct cq_bundled_image *b = bundled_for(core, img);
+	if (!b)
+		file_from_memory(core, img);
 	if (!b || img->status == CQ_IMAGE_FOUND || img->status == CQ_IMAGE_VIRTUAL ||
 	    (img->is_exe && core->opts.exe && img->elf))
 		return;
@@ -454,6 +547,37 @@ static char *fetch_file(struct cq_image *img, char **why, struct cq_elf **elf)
 	return NULL;
 }
 
+/* The first mapping of @p img when the file it maps is read at a path of its own
+ * (cq_file_map.mapped: a live process's library deleted or replaced since), else NULL. */
+static const struct cq_file_map *mapped_elsewhere(const struct cq_core *core, const struct cq_image *img)
+{
+	size_t a = cluster_anchor(core, img);
+	return a < core->nfile_maps && core->file_maps[a].mapped ? &core->file_maps[a] : NULL;
+}
+
+/* The file @p m maps, opened where it is read (cq_file_map.mapped) and checked on that
+ * descriptor (cq_elf_open: the file opened once, its identity checked): its path, the
+ * open file in *@p elf and where it came from in @p img->file_origin; NULL and *@p why
+ * when it cannot be opened (the image's path is searched instead). */
+static char *open_mapped(struct cq_image *img, const struct cq_file_map *m, char **why, struct cq_elf **elf)
+{
+	struct cq_error *err = cq_elf_open(m->mapped, elf);
+	char *path = err ? NULL : strdup(m->mapped);
+	size_t n = cq_file_map_name_len(m->path);
+	if (path && asprintf(&img->file_origin, "the file the process maps (%.*s %s)", (int)n, m->path,
+			     n != strlen(m->path) ? "was deleted since it was mapped"
+						  : "names another file now than the one mapped") < 0)
+		img->file_origin = NULL;
+	if (err && asprintf(why, "the file the process maps, %s: %s", m->mapped, err->message) < 0)
+		*why = NULL;
+	if (!path) {
+		cq_elf_close(*elf);
+		*elf = NULL;
+	}
+	cq_error_destroy(err);
+	return path;
+}
+
 /* Find, open and check the file of one image; record why when that fails. */
 static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 {
@@ -463,7 +587,15 @@ static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 	char *path = NULL;
 	struct cq_elf *checked = NULL; /* the file cq__find_file opened to compare build-ids */
 	const struct cq_apport *rep = core->file ? core->file->apport : NULL;
-	if (img->is_exe && core->opts.exe)
+	const struct cq_file_map *mapped = img->is_exe && core->opts.exe ? NULL : mapped_elsewhere(core, img);
+	/* the file the process maps, when its path no longer leads to it: never the path,
+	 * which has none or another build */
+	char *why_mapped = NULL;
+	if (mapped)
+		path = open_mapped(img, mapped, &why_mapped, &checked);
+	if (path)
+		; /* the mapped file: its build-id is checked below like any */
+	else if (img->is_exe && core->opts.exe)
 		path = strdup(core->opts.exe);
 	else if (img->is_exe && rep && rep->executable_path.value && !rep->executable_path.cut &&
 		 strcmp(rep->executable_path.value, img->name))
@@ -479,6 +611,14 @@ static void resolve_file_on_disk(struct cq_core *core, struct cq_image *img)
 	}
 	if (!path && !(img->is_exe && core->opts.exe))
 		path = fetch_file(img, &why, &checked);
+	if (!path && why_mapped) {
+		char *both;
+		if (asprintf(&both, "%s; %s", why_mapped, why ? why : "not found") >= 0) {
+			free(why);
+			why = both;
+		}
+	}
+	free(why_mapped);
 	if (!path) {
 		img->status = why && strstr(why, "build-id") ? CQ_IMAGE_MISMATCH : CQ_IMAGE_MISSING;
 		img->problem = why;
@@ -598,13 +738,13 @@ static void find_executable(struct cq_core *core)
 		name = strdup(core->opts.exe ? core->opts.exe : core->fname);
 	if (!name)
 		return;
-	struct cq_image *img = add_image(core, name);
+	struct cq_image *img = add_mapped_image(core, name);
 	free(name);
 	if (!img)
 		return;
 	img->is_exe = true;
 	for (size_t i = 0; i < core->nfile_maps; i++)
-		if (core->file_maps[i].offset == 0 && strcmp(core->file_maps[i].path, img->name) == 0) {
+		if (core->file_maps[i].offset == 0 && cq_image_has_path(img, core->file_maps[i].path)) {
 			build_id_from_memory(core, img, core->file_maps[i].start);
 			break;
 		}
@@ -862,7 +1002,7 @@ static void add_file_note_images(struct cq_core *core)
 			cq_error_destroy(err);
 			continue;
 		}
-		struct cq_image *img = add_image(core, m->path);
+		struct cq_image *img = add_mapped_image(core, m->path);
 		if (!img)
 			return;
 		img->from_file_note = true;
@@ -981,7 +1121,10 @@ struct cq_error *cq_core_load_images(struct cq_core *core)
 			/* a separate debug file when the image lacks its symbols or its DWARF: Debian's
 			 * dh_strip takes both, `strip --strip-debug` (and Fedora's) the DWARF alone */
 			if (!img->elf->has_symtab || !img->elf->has_dwarf) {
-				img->debug_path = cq_find_debug_file(CQ_SEARCH(core), img->found_path, img->elf);
+				/* by build-id, and by debuglink beside the path it had (one rebuilt
+				 * from memory has no path here) */
+				img->debug_path = cq_find_debug_file(CQ_SEARCH(core), img->found_path ? img->found_path :
+								     img->name, img->elf);
 				if (!img->debug_path)
 					fetch_debug_file(core, img);
 				if (img->debug_path) {

@@ -20,6 +20,12 @@ bool cq_same_file(const char *a, const char *b)
 struct cq_error *cq_output_begin(const char *path, const char *what, const char *const *inputs,
 				 size_t ninputs, struct cq_output *ret)
 {
+	return cq_output_begin_mode(path, what, inputs, ninputs, 0666, ret);
+}
+
+struct cq_error *cq_output_begin_mode(const char *path, const char *what, const char *const *inputs,
+				      size_t ninputs, mode_t mode, struct cq_output *ret)
+{
 	memset(ret, 0, sizeof(*ret));
 	ret->fd = -1;
 	what = what ? what : "output";
@@ -49,10 +55,11 @@ struct cq_error *cq_output_begin(const char *path, const char *what, const char 
 		ret->tmp = NULL;
 		return err;
 	}
-	/* mkostemp makes it 0600: give the output the mode a plain creat() would */
+	/* mkostemp makes it 0600: give the output the mode a plain creat() with @p mode would
+	 * (never wider than 0600 while it is written, so never wider than asked) */
 	mode_t mask = umask(0);
 	umask(mask);
-	(void)fchmod(ret->fd, 0666 & ~mask);
+	(void)fchmod(ret->fd, mode & 0666 & ~mask);
 	if (!(ret->path = strdup(path))) {
 		cq_output_abort(ret);
 		return &cq_error_nomem;

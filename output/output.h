@@ -12,6 +12,7 @@
 #define COREQ_OUTPUT_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "base/error.h"
 
@@ -32,6 +33,12 @@ bool cq_same_file(const char *a, const char *b);
  */
 struct cq_error *cq_output_begin(const char *path, const char *what, const char *const *inputs,
 				 size_t ninputs, struct cq_output *ret);
+
+/** cq_output_begin() for an output no wider than @p mode (then the umask): a snapshot of a
+ * process's memory is 0600, as the kernel's core of it; a bundle no wider than its core.
+ * The temporary file has that mode from its creation on. */
+struct cq_error *cq_output_begin_mode(const char *path, const char *what, const char *const *inputs,
+				      size_t ninputs, mode_t mode, struct cq_output *ret);
 
 /** Write all @p n bytes at @p p to the temporary file (retrying short writes and
  * interruptions); an error names the output. */

@@ -161,11 +161,11 @@ static void model_of(const char *arch)
 
 	/* the file map, sorted; only the first one given counts */
 	struct cq_file_map *maps = calloc(2, sizeof(*maps));
-	maps[0] = (struct cq_file_map){0x30000, 0x31000, 0, strdup("/lib/b.so")};
-	maps[1] = (struct cq_file_map){0x10000, 0x11000, 0x2000, strdup("/bin/a")};
+	maps[0] = (struct cq_file_map){0x30000, 0x31000, 0, strdup("/lib/b.so"), NULL};
+	maps[1] = (struct cq_file_map){0x10000, 0x11000, 0x2000, strdup("/bin/a"), NULL};
 	cq_core_set_file_maps(core, maps, 2, 4096);
 	struct cq_file_map *again = calloc(1, sizeof(*again));
-	again[0] = (struct cq_file_map){0, 1, 0, strdup("/ignored")};
+	again[0] = (struct cq_file_map){0, 1, 0, strdup("/ignored"), NULL};
 	cq_core_set_file_maps(core, again, 1, 4096);
 	CHECK(core->nfile_maps == 2 && !strcmp(core->file_maps[0].path, "/bin/a") && core->page_size == 4096);
 
