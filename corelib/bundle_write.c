@@ -786,8 +786,13 @@ struct cq_error *cq_core_write_bundle(struct cq_core *core, const char *path,
 	for (char *save = NULL, *d = donors ? strtok_r(donors, ":", &save) : NULL; d && ninputs < 64;
 	     d = strtok_r(NULL, ":", &save))
 		inputs[ninputs++] = d;
+	/* no wider than the core it holds (a 0600 core's bundle is 0600) */
+	mode_t mode = 0666;
+	struct stat cst;
+	if (core->file && core->file->path && stat(core->file->path, &cst) == 0)
+		mode = cst.st_mode & 0666;
 	struct cq_output out;
-	err = cq_output_begin(path, "bundle", inputs, ninputs, &out);
+	err = cq_output_begin_mode(path, "bundle", inputs, ninputs, mode, &out);
 	free(donors);
 	if (err) {
 		free(pieces);

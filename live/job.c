@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The ranks of an MPI job on this node (job.h). */
 #include "job.h"
+#include "procfs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,30 +14,35 @@
 /* The launchers' variables for the rank, in the order coreq stacks reads them. */
 static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
 
+/* The most of an environment read: the kernel bounds it by the stack limit's quarter (the
+ * arguments too), which an HPC site's module tables approach; far past any real one. */
+#define ENVIRON_MAX (64u << 20)
+
 int cq_job_rank_of(int pid)
 {
-	char path[64], buf[65536];
+	char path[64];
+	size_t n;
 	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	/* the whole of it: a variable cut at a buffer's end would read "1" for rank 10 */
+	char *buf = cq_live_slurp(path, ENVIRON_MAX, &n);
+	if (!buf)
 		return -1;
-	size_t n = 0;
-	ssize_t r;
-	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	buf[n] = 0;
+	int found = -1;
 	for (size_t v = 0; v < sizeof(rank_vars) / sizeof(rank_vars[0]); v++) {
 		size_t len = strlen(rank_vars[v]);
 		for (size_t at = 0; at < n; at += strlen(buf + at) + 1)
 			if (!strncmp(buf + at, rank_vars[v], len) && buf[at + len] == '=') {
 				char *end;
 				long rank = strtol(buf + at + len + 1, &end, 10);
-				if (end != buf + at + len + 1 && !*end && rank >= 0 && rank < (1 << 30))
-					return (int)rank;
+				if (end != buf + at + len + 1 && !*end && rank >= 0 && rank < (1 << 30)) {
+					found = (int)rank;
+					goto out;
+				}
 			}
 	}
-	return -1;
+out:
+	free(buf);
+	return found;
 }
 
 static int parent_of(int pid)
@@ -84,7 +90,7 @@ struct cq_error *cq_job_ranks(int pid, struct cq_job_rank **ret, size_t *nret, i
 	size_t cap = 0, n = 0, np = 0, pcap = 0;
 	struct cq_job_rank *r = NULL;
 	struct {
-		int pid, ppid;
+		int pid, ppid, rank; /* each environment read once */
 	} *procs = NULL;
 	struct dirent *e;
 	while ((e = readdir(d))) {
@@ -103,13 +109,14 @@ struct cq_error *cq_job_ranks(int pid, struct cq_job_rank **ret, size_t *nret, i
 		}
 		procs[np].pid = p;
 		procs[np].ppid = parent_of(p);
+		procs[np].rank = cq_job_rank_of(p);
 		np++;
 	}
 	closedir(d);
 	/* the launcher's descendants, each the topmost with a rank on its branch (a rank's own
 	 * children inherit its variables: they are not ranks) */
 	for (size_t i = 0; i < np; i++) {
-		int rank = cq_job_rank_of(procs[i].pid);
+		int rank = procs[i].rank;
 		if (rank < 0)
 			continue;
 		bool under = false, nested = false;
@@ -119,12 +126,13 @@ struct cq_error *cq_job_ranks(int pid, struct cq_job_rank **ret, size_t *nret, i
 				under = true;
 				break;
 			}
-			if (cq_job_rank_of(p) >= 0)
-				nested = true;
 			int q = -1;
 			for (size_t j = 0; j < np; j++)
-				if (procs[j].pid == p)
+				if (procs[j].pid == p) {
 					q = procs[j].ppid;
+					if (procs[j].rank >= 0)
+						nested = true;
+				}
 			p = q;
 		}
 		if (!under || nested)

@@ -22,104 +22,15 @@
 #include "base/decode.h"
 #include "corelib/core_write.h"
 #include "corelib/source.h"
+#include "hold.h"
+#include "procfs.h"
 
-/* Threads held stopped at most, over every process held (a job's ranks together). */
-#define MAX_TIDS 16384
-/* Rounds of listing /proc/PID/task for threads made while the others were being stopped. */
-#define MAX_ROUNDS 64
+/* Threads read per process at most (the hold's own table bounds them all). */
+#define MAX_THREADS 16384
 
-/* What the signal handlers need to resume the processes held: kept in plain static storage,
- * read by them with nothing but system calls (async-signal-safe). An entry is written
- * before nheld counts it; resume_pid compacts the list with the signals blocked. */
-static pid_t held_tids[MAX_TIDS];
-static pid_t held_pid[MAX_TIDS];         /* the process each belongs to (a job holds several) */
-static int held_signal[MAX_TIDS];        /* the signal a thread was about to take, handed back */
-static volatile sig_atomic_t nheld;
-static bool keep_held;                   /* cq_process_hold: closing a model does not resume it */
-static volatile sig_atomic_t expired;    /* the --max-stop bound passed: resumed */
-static struct sigaction saved[NSIG];
-static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-
-/* Resume every held thread: PTRACE_DETACH with the signal it had been about to take. */
-static void resume_all(void)
-{
-	sig_atomic_t n = nheld;
-	nheld = 0;
-	for (sig_atomic_t i = 0; i < n; i++)
-		ptrace(PTRACE_DETACH, held_tids[i], NULL, (void *)(long)held_signal[i]);
-}
-
-/* Resume the threads of process @p pid only (the others stay held), with the signals that
- * end coreq blocked meanwhile: their handler must not see the list half compacted. */
-static void resume_pid(pid_t pid)
-{
-	sigset_t all, old;
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &old);
-	sig_atomic_t k = 0;
-	for (sig_atomic_t i = 0; i < nheld; i++) {
-		if (held_pid[i] == pid) {
-			ptrace(PTRACE_DETACH, held_tids[i], NULL, (void *)(long)held_signal[i]);
-			continue;
-		}
-		held_tids[k] = held_tids[i];
-		held_pid[k] = held_pid[i];
-		held_signal[k] = held_signal[i];
-		k++;
-	}
-	nheld = k;
-	if (!nheld) {
-		struct itimerval off = {{0, 0}, {0, 0}};
-		setitimer(ITIMER_REAL, &off, NULL);
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-}
-
-static void on_fatal(int sig)
-{
-	int saved_errno = errno;
-	resume_all();
-	/* then as if coreq had not caught it: the previous action, delivered again */
-	sigaction(sig, &saved[sig], NULL);
-	raise(sig);
-	errno = saved_errno;
-}
-
-static void on_alarm(int sig)
-{
-	(void)sig;
-	int saved_errno = errno;
-	expired = 1;
-	resume_all();
-	errno = saved_errno;
-}
-
-static void at_exit(void)
-{
-	resume_all();
-}
-
-static void install_handlers(void)
-{
-	static bool done;
-	if (done)
-		return;
-	done = true;
-	struct sigaction sa = {0};
-	sa.sa_handler = on_fatal;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
-		struct sigaction old;
-		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-			continue; /* ignored (nohup): stays ignored */
-		sigaction(fatal_signals[i], &sa, &saved[fatal_signals[i]]);
-	}
-	struct sigaction al = {0};
-	al.sa_handler = on_alarm; /* no SA_RESTART: a wait for a thread that does not stop ends */
-	sigemptyset(&al.sa_mask);
-	sigaction(SIGALRM, &al, &saved[SIGALRM]);
-	atexit(at_exit);
-}
+/* A job's ranks are held together (cq_process_hold): none is stopped anew once the hold
+ * has ended (the bound), so that one cut is never mixed with a second. */
+static bool keep_held, job_begun;
 
 /* The pages read, logged where the plugins' isolated children (forked from coreq,
  * reading through the same /proc/PID/mem descriptor) log theirs too: a shared anonymous
@@ -135,6 +46,8 @@ struct page_log {
 
 struct live {
 	int pid;
+	pid_t reader;                 /* the thread whose /proc entries give the memory (the main
+					 thread, or a live one when the main thread exited) */
 	int mem_fd;
 	struct timespec stopped_at;
 	char name[32];
@@ -142,7 +55,11 @@ struct live {
 	uint64_t last_start, last_end; /* this process's last logged range (repeats skipped) */
 	struct cq_mem_range *pages;   /* the log merged (cq_process_pages) */
 	size_t npages;
-	bool held;                    /* its threads are in held_tids */
+	bool held;                    /* its threads are held (hold.h) */
+	unsigned max_stop_ms;         /* the bound it was held under */
+	unsigned stop_wait_ms;        /* how long its threads were waited for */
+	size_t unstopped;             /* its threads that did not stop (not read) */
+	pid_t *unstopped_tids;
 };
 
 static void record(struct live *l, uint64_t start, uint64_t end)
@@ -165,6 +82,34 @@ static int range_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static unsigned max_stop(const struct cq_live_options *lo)
+{
+	return lo && lo->max_stop_ms ? lo->max_stop_ms : CQ_LIVE_MAX_STOP_MS;
+}
+
+/* How long a process's threads are waited for to stop: a quarter of the bound, at least
+ * 20 ms (a thread busy in the kernel), at most 500 ms. One that takes longer is not
+ * stopping (vfork, D state): the others are read without it, well within the bound. */
+static unsigned stop_wait(unsigned max_stop_ms)
+{
+	unsigned w = max_stop_ms / 4;
+	return w < 20 ? 20 : w > 500 ? 500 : w;
+}
+
+/* Why a held process runs again, for the reads that fail after it. */
+static const char *released_why(void)
+{
+	int sig;
+	switch (cq_hold_released(&sig)) {
+	case CQ_HOLD_BOUND:
+		return "it was stopped for longer than --max-stop";
+	case CQ_HOLD_STOPPED:
+		return "coreq itself was stopped meanwhile";
+	default:
+		return "resumed";
+	}
+}
+
 static uint64_t live_held(const struct cq_core *core, const struct cq_segment *s)
 {
 	return s->filesz;
@@ -174,10 +119,9 @@ static struct cq_error *live_read(struct cq_core *core, const struct cq_segment 
 				  size_t len, size_t *got)
 {
 	struct live *l = core->source_data;
-	if (expired || !l->held)
+	if (!l->held || !cq_hold_has(l->pid))
 		return cq_error_fault(addr, "cannot read memory of process %d at 0x%llx: the process runs again (%s)",
-				      l->pid, (unsigned long long)addr,
-				      expired ? "it was stopped for longer than --max-stop" : "resumed");
+				      l->pid, (unsigned long long)addr, released_why());
 	uint64_t avail = s->filesz - (addr - s->vaddr);
 	size_t n = len < avail ? len : (size_t)avail;
 	ssize_t r = pread(l->mem_fd, buf, n, (off_t)addr);
@@ -193,11 +137,12 @@ static void live_close(struct cq_core *core)
 {
 	struct live *l = core->source_data;
 	if (l && !keep_held)
-		resume_pid(l->pid);
+		cq_hold_resume_pid(l->pid);
 	if (l && l->mem_fd >= 0)
 		close(l->mem_fd);
 	if (l) {
 		free(l->pages);
+		free(l->unstopped_tids);
 		if (l->log)
 			munmap(l->log, sizeof(*l->log));
 	}
@@ -207,213 +152,24 @@ static void live_close(struct cq_core *core)
 
 static const struct cq_source live_source = {"process", live_held, live_read, live_close};
 
-/* The whole of a small /proc file (at most @p max bytes) into a new buffer; NULL with
- * errno. */
-static char *slurp(const char *path, size_t max, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *b = malloc(cap + 1);
-	while (b) {
-		if (n == cap) {
-			if (cap >= max)
-				break;
-			char *nb = realloc(b, 2 * cap + 1);
-			if (!nb) {
-				free(b);
-				b = NULL;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, b + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	int e = errno;
-	close(fd);
-	if (b) {
-		b[n] = 0;
-		*len = n;
-	}
-	errno = e;
-	return b;
-}
-
-/* Why the kernel refuses to let this user trace @p pid, in one line. */
-static struct cq_error *why_not(int pid, int err)
-{
-	char path[64], *status;
-	size_t len;
-	if (err == ESRCH)
-		return cq_error_create(CQ_ERR_PROCESS, "process %d: no such process", pid);
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	status = slurp(path, 1 << 16, &len);
-	long tracer = 0, uid = -1;
-	if (status) {
-		const char *t = strstr(status, "\nTracerPid:"), *u = strstr(status, "\nUid:");
-		if (t)
-			tracer = strtol(t + 11, NULL, 10);
-		if (u)
-			uid = strtol(u + 5, NULL, 10);
-		free(status);
-	}
-	int scope = -1;
-	char *ys = slurp("/proc/sys/kernel/yama/ptrace_scope", 64, &len);
-	if (ys) {
-		scope = atoi(ys);
-		free(ys);
-	}
-	if (tracer > 0)
-		return cq_error_create(CQ_ERR_PROCESS, "process %d: already traced by process %ld (a debugger?): "
-				       "one tracer at a time", pid, tracer);
-	if (uid >= 0 && (uid_t)uid != geteuid() && geteuid() != 0)
-		return cq_error_create(CQ_ERR_PROCESS, "process %d: belongs to uid %ld, not to you (uid %d): only "
-				       "its owner or root may trace it", pid, uid, (int)geteuid());
-	if (scope >= 1)
-		return cq_error_create(CQ_ERR_PROCESS,
-				       "process %d: Yama's ptrace_scope is %d: %s", pid, scope,
-				       scope == 1 ? "only a process's ancestors may trace it: run coreq as root, or start the "
-						    "program under coreq's parent, or set kernel.yama.ptrace_scope=0"
-				       : scope == 2 ? "only root (CAP_SYS_PTRACE) may trace" : "no process may be traced");
-	return cq_error_create(CQ_ERR_PROCESS, "process %d: the kernel does not let you trace it (%s; a "
-			       "setuid or non-dumpable program needs root)", pid, strerror(err));
-}
-
-static bool pid_held(pid_t pid)
-{
-	for (sig_atomic_t i = 0; i < nheld; i++)
-		if (held_pid[i] == pid)
-			return true;
-	return false;
-}
-
-static bool is_held(pid_t tid)
-{
-	for (sig_atomic_t i = 0; i < nheld; i++)
-		if (held_tids[i] == tid)
-			return true;
-	return false;
-}
-
-/* Wait for thread @p tid to stop after PTRACE_INTERRUPT: its ptrace-stop, or the signal it
- * was about to take (kept, handed back on detach). False when it is gone. */
-static bool wait_stop(pid_t tid, int *sig)
-{
-	for (;;) {
-		int st;
-		pid_t r = waitpid(tid, &st, __WALL);
-		if (r < 0 && errno == EINTR && !expired)
-			continue;
-		if (r < 0)
-			return false;
-		if (WIFEXITED(st) || WIFSIGNALED(st))
-			return false;
-		if (!WIFSTOPPED(st))
-			continue;
-		if ((st >> 16) == PTRACE_EVENT_STOP) {
-			*sig = 0; /* stopped (a group-stop, too: detaching leaves it stopped) */
-			return true;
-		}
-		if ((st >> 16) == 0) {
-			*sig = WSTOPSIG(st); /* a signal on its way: given back on detach */
-			return true;
-		}
-		/* another ptrace event: not asked for; wait on */
-	}
-}
-
-/* Whether thread @p tid of @p pid is gone or exiting (state Z or X in its stat). */
-static bool exiting(int pid, pid_t tid)
-{
-	char path[96], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
-}
-
-/* Stop every thread of @p pid; the tids into held_tids (the main thread first). */
-static struct cq_error *stop_all(int pid)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	for (int round = 0; round < MAX_ROUNDS; round++) {
-		DIR *d = opendir(path);
-		if (!d)
-			return errno == ENOENT ? cq_error_create(CQ_ERR_PROCESS, "process %d: no such process", pid)
-					       : cq_error_errno(errno, "process %d: %s", pid, path);
-		bool added = false;
-		struct dirent *e;
-		/* the main thread first (pass 0): the one a core's first NT_PRSTATUS names */
-		for (int pass = 0; pass < 2; pass++) {
-			rewinddir(d);
-			while ((e = readdir(d))) {
-				pid_t tid = (pid_t)atoi(e->d_name);
-				if (tid <= 0 || (pass == 0) != (tid == pid) || is_held(tid))
-					continue;
-				if (nheld == MAX_TIDS) {
-					closedir(d);
-					return cq_error_create(CQ_ERR_PROCESS, "process %d: more than %d threads", pid,
-							       MAX_TIDS);
-				}
-				if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
-					int err = errno;
-					/* the thread ended meanwhile: gone (ESRCH), or exiting, which the
-					 * kernel refuses to attach with EPERM */
-					if (tid != pid && (err == ESRCH || (err == EPERM && exiting(pid, tid))))
-						continue;
-					closedir(d);
-					return why_not(pid, err);
-				}
-				int sig = 0;
-				/* held from here: the handlers detach it too (a detach that comes
-				 * before its stop fails, and the stop then ends with coreq) */
-				held_signal[nheld] = 0;
-				held_tids[nheld] = tid;
-				held_pid[nheld] = pid;
-				nheld++;
-				if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 || !wait_stop(tid, &sig)) {
-					if (expired)
-						break;
-					nheld--; /* gone before it stopped: a seized thread that exits needs no detach */
-					continue;
-				}
-				held_signal[nheld - 1] = sig;
-				added = true;
-			}
-		}
-		closedir(d);
-		if (expired)
-			return cq_error_create(CQ_ERR_PROCESS, "process %d: its threads did not all stop within --max-stop: "
-					       "resumed", pid);
-		if (!added)
-			return pid_held(pid) ? NULL : cq_error_create(CQ_ERR_PROCESS, "process %d: no thread could be "
-								      "stopped (it exited?)", pid);
-	}
-	return cq_error_create(CQ_ERR_PROCESS, "process %d: still making threads after %d rounds of stopping them",
-			       pid, MAX_ROUNDS);
-}
-
 /* The architecture of @p pid from its executable's ELF header. */
 static struct cq_error *target_of(int pid, const struct cq_target **ret)
 {
 	char path[64], exe[4096];
 	unsigned char h[20];
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (cq_live_kernel_thread(pid)) {
+		char comm[64];
+		cq_live_comm(pid, comm, sizeof(comm));
+		return cq_error_create(CQ_ERR_PROCESS, "process %d (%s) is a kernel thread: it has no user space to read", pid,
+				       comm);
+	}
+	/* a process whose main thread exited while others run: its /proc entries have no
+	 * memory any more; a live thread's do */
+	pid_t reader = cq_live_reader_tid(pid);
+	if (reader < 0)
+		return cq_error_create(CQ_ERR_PROCESS, "process %d: no such process%s", pid,
+				       cq_live_task_state(pid, pid) ? " (a zombie: it exited, and its parent has not reaped it)" : "");
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/exe", pid, (int)reader);
 	/* a qemu-user guest: the process the kernel knows is qemu, whose registers and stacks
 	 * are the emulator's, not the guest's */
 	ssize_t len = readlink(path, exe, sizeof(exe) - 1);
@@ -429,7 +185,7 @@ static struct cq_error *target_of(int pid, const struct cq_target **ret)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? cq_error_create(CQ_ERR_PROCESS, "process %d: no such process", pid)
-		       : errno == EACCES || errno == EPERM ? why_not(pid, EPERM)
+		       : errno == EACCES || errno == EPERM ? cq_live_why_not(pid, pid, EPERM)
 		       : cq_error_errno(errno, "process %d: %s", pid, path);
 	ssize_t n = read(fd, h, sizeof(h));
 	close(fd);
@@ -447,27 +203,72 @@ static struct cq_error *target_of(int pid, const struct cq_target **ret)
 	return NULL;
 }
 
+/* The answer of mapped_file() for the mapping before: the same name, device and inode are
+ * the same file (a library has four or five mappings). */
+struct mapped_memo {
+	const char *name;
+	unsigned maj, min;
+	unsigned long long ino;
+	bool elsewhere;
+};
+
+/* Whether mapping [@p start, @p end) of thread @p tid's process, named @p name (device
+ * @p maj:@p min, inode @p ino, as /proc/PID/maps says), is of a file the name no longer
+ * leads to: deleted (the kernel's " (deleted)"), or the path now names another file than
+ * the one mapped (an upgrade renamed a new build over it, another mount namespace). Then
+ * the file is read at /proc/TID/map_files/START-END, the mapped file itself, returned (in
+ * @p buf; through a thread that runs: a main thread that exited has no mappings); NULL
+ * when the path is the mapped file, or when that cannot be told (the path is used as
+ * before). One stat per file, not per mapping (*@p last). */
+static const char *mapped_file(int tid, unsigned long long start, unsigned long long end, const char *name,
+			       unsigned maj, unsigned min, unsigned long long ino, struct mapped_memo *last,
+			       char *buf, size_t size)
+{
+	snprintf(buf, size, "/proc/%d/map_files/%llx-%llx", tid, start, end);
+	if (last->name && !strcmp(last->name, name) && last->maj == maj && last->min == min && last->ino == ino)
+		return last->elsewhere ? buf : NULL;
+	*last = (struct mapped_memo){name, maj, min, ino, true};
+	if (cq_file_map_name_len(name) != strlen(name))
+		return buf;
+	struct stat at_path, mapped;
+	bool at = stat(name, &at_path) == 0;
+	/* glibc's dev_t of major:minor (gnu_dev_makedev), as stat gives it */
+	uint64_t dev = ((uint64_t)(maj & 0xfffu) << 8) | ((uint64_t)(maj & ~0xfffu) << 32) | (min & 0xffu) |
+		       ((uint64_t)(min & ~0xffu) << 12);
+	/* the numbers /proc/PID/maps shows may be another layer's (overlayfs): then the link's
+	 * own target decides */
+	last->elsewhere = !(at && at_path.st_ino == ino && (uint64_t)at_path.st_dev == dev) &&
+			  stat(buf, &mapped) == 0 &&
+			  !(at && at_path.st_dev == mapped.st_dev && at_path.st_ino == mapped.st_ino);
+	return last->elsewhere ? buf : NULL;
+}
+
 /* The mappings of /proc/PID/maps as segments (readable ones held) and the file map. */
 static struct cq_error *read_maps(struct cq_core *core, int pid)
 {
 	char path[64];
 	size_t len;
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	char *text = slurp(path, 64 << 20, &len);
+	/* through the thread read (the main thread may have exited: its entry has no maps) */
+	int reader = (int)((struct live *)core->source_data)->reader;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", pid, reader);
+	char *text = cq_live_slurp(path, 64 << 20, &len);
 	if (!text)
 		return cq_error_errno(errno, "process %d: %s", pid, path);
 	size_t cap = 64, nsegs = 0, nmaps = 0;
 	struct cq_segment *segs = malloc(cap * sizeof(*segs));
 	struct cq_file_map *maps = malloc(cap * sizeof(*maps));
 	struct cq_error *err = segs && maps ? NULL : &cq_error_nomem;
+	struct mapped_memo memo = {0};
 	for (char *line = text, *next; !err && line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
-		unsigned long long start, end, off;
+		unsigned long long start, end, off, ino = 0;
+		unsigned maj = 0, min = 0;
 		char perms[8];
 		int name_at = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &name_at) < 4 || end <= start)
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj, &min, &ino,
+			   &name_at) < 4 || end <= start)
 			continue;
 		const char *name = name_at ? line + name_at : "";
 		if (nsegs == cap) {
@@ -488,12 +289,19 @@ static struct cq_error *read_maps(struct cq_core *core, int pid)
 		bool held = (flags & PF_R) && strcmp(name, "[vvar]") && strcmp(name, "[vsyscall]");
 		segs[nsegs++] = (struct cq_segment){start, end - start, 0, held ? end - start : 0, flags};
 		if (name[0] == '/') {
-			char *p = strdup(name);
+			/* the mapped file's own path after the name's NUL (cq_file_map.mapped) */
+			char mf[96];
+			const char *m = mapped_file(reader, start, end, name, maj, min, ino, &memo, mf, sizeof(mf));
+			size_t nl = strlen(name) + 1, ml = m ? strlen(m) + 1 : 0;
+			char *p = malloc(nl + ml);
 			if (!p) {
 				err = &cq_error_nomem;
 				break;
 			}
-			maps[nmaps++] = (struct cq_file_map){start, end, off, p};
+			memcpy(p, name, nl);
+			if (m)
+				memcpy(p + nl, m, ml);
+			maps[nmaps++] = (struct cq_file_map){start, end, off, p, m ? p + nl : NULL};
 		}
 	}
 	free(text);
@@ -515,13 +323,13 @@ static struct cq_error *read_maps(struct cq_core *core, int pid)
 }
 
 /* The identity a core's NT_PRPSINFO gives: pid, ppid, uid, gid, command and arguments. */
-static void read_identity(struct cq_core *core, int pid)
+static void read_identity(struct cq_core *core, int pid, pid_t reader)
 {
 	char path[64], *s;
 	size_t len;
 	core->pid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if ((s = slurp(path, 1 << 16, &len))) {
+	if ((s = cq_live_slurp(path, 1 << 16, &len))) {
 		char *open_paren = strchr(s, '('), *close_paren = strrchr(s, ')');
 		if (open_paren && close_paren && close_paren > open_paren) {
 			size_t n = (size_t)(close_paren - open_paren - 1);
@@ -535,7 +343,7 @@ static void read_identity(struct cq_core *core, int pid)
 		free(s);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if ((s = slurp(path, 1 << 16, &len))) {
+	if ((s = cq_live_slurp(path, 1 << 16, &len))) {
 		const char *u = strstr(s, "\nUid:"), *g = strstr(s, "\nGid:");
 		if (u)
 			core->uid = (uint32_t)strtoul(u + 5, NULL, 10);
@@ -543,8 +351,8 @@ static void read_identity(struct cq_core *core, int pid)
 			core->gid = (uint32_t)strtoul(g + 5, NULL, 10);
 		free(s);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	if ((s = slurp(path, 4096, &len))) {
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/cmdline", pid, (int)reader);
+	if ((s = cq_live_slurp(path, 4096, &len))) {
 		/* the arguments NUL-separated: spaces, as the kernel writes psargs (80 bytes) */
 		size_t n = len < 80 ? len : 80;
 		for (size_t i = 0; i < n; i++)
@@ -596,7 +404,7 @@ static void thread_status(int pid, struct cq_thread *th)
 	else
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, (int)th->tid);
 	long hz = sysconf(_SC_CLK_TCK);
-	if ((s = slurp(path, 1 << 16, &len))) {
+	if ((s = cq_live_slurp(path, 1 << 16, &len))) {
 		const char *p = strrchr(s, ')');
 		unsigned long long ut, st;
 		/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
@@ -607,7 +415,7 @@ static void thread_status(int pid, struct cq_thread *th)
 		free(s);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, (int)th->tid);
-	if ((s = slurp(path, 1 << 16, &len))) {
+	if ((s = cq_live_slurp(path, 1 << 16, &len))) {
 		th->sigpend = sigset_of(s, "\nSigPnd:") | sigset_of(s, "\nShdPnd:");
 		th->sighold = sigset_of(s, "\nSigBlk:");
 		free(s);
@@ -618,38 +426,56 @@ static void thread_status(int pid, struct cq_thread *th)
 static struct cq_error *read_threads(struct cq_core *core)
 {
 	const struct cq_target *t = core->target;
-	uint8_t *regs = calloc(1, t->reg_block_size);
-	if (!regs)
-		return &cq_error_nomem;
-	struct cq_error *err = NULL;
 	int pid = ((struct live *)core->source_data)->pid;
-	for (sig_atomic_t i = 0; i < nheld && !err; i++) {
-		if (held_pid[i] != pid)
-			continue;
+	uint8_t *regs = calloc(1, t->reg_block_size);
+	pid_t *tids = malloc(MAX_THREADS * sizeof(*tids));
+	if (!regs || !tids) {
+		free(regs);
+		free(tids);
+		return &cq_error_nomem;
+	}
+	size_t n = cq_hold_threads(pid, tids, MAX_THREADS);
+	struct cq_error *err = NULL;
+	for (size_t i = 0; i < n && i < MAX_THREADS && !err; i++) {
 		struct iovec iov = {regs, t->reg_block_size};
 		memset(regs, 0, t->reg_block_size);
-		if (ptrace(PTRACE_GETREGSET, held_tids[i], (void *)(long)NT_PRSTATUS, &iov) != 0) {
-			err = cq_error_errno(errno, "process %d: the registers of thread %d", ((struct live *)core->source_data)->pid,
-					     (int)held_tids[i]);
+		if (ptrace(PTRACE_GETREGSET, tids[i], (void *)(long)NT_PRSTATUS, &iov) != 0) {
+			err = cq_error_errno(errno, "process %d: the registers of thread %d", pid, (int)tids[i]);
 			break;
 		}
 		struct cq_thread *th;
-		err = cq_core_add_thread(core, held_tids[i], 0, regs, iov.iov_len, core->name, &th);
+		err = cq_core_add_thread(core, tids[i], 0, regs, iov.iov_len, core->name, &th);
 		if (!err && t->tp_source == CQ_TP_NOTE_386_TLS)
 			err = thread_area(core, th);
 		/* the floating-point registers as NT_FPREGSET holds them (for a snapshot) */
 		uint8_t fp[4096];
 		struct iovec fiov = {fp, sizeof(fp)};
-		if (!err && ptrace(PTRACE_GETREGSET, held_tids[i], (void *)(long)NT_PRFPREG, &fiov) == 0)
+		if (!err && ptrace(PTRACE_GETREGSET, tids[i], (void *)(long)NT_PRFPREG, &fiov) == 0)
 			err = cq_core_set_thread_fpregs(th, fp, fiov.iov_len, true);
 		if (!err)
 			thread_status(pid, th);
 	}
+	/* threads that did not stop (vfork, D state): not read, and said; each is detached
+	 * once it stops (hold.h) */
+	size_t u = err ? 0 : cq_hold_unstopped(pid, tids, MAX_THREADS);
+	for (size_t i = 0; i < u && i < MAX_THREADS; i++) {
+		char where[256], item[48];
+		cq_live_thread_where(pid, tids[i], where, sizeof(where));
+		snprintf(item, sizeof(item), "thread %d", (int)tids[i]);
+		cq_core_problem(core, item, "did not stop within %u ms (%s: waiting in vfork for a child, or in D state): "
+				"its stack is not read; it is let go once it stops", ((struct live *)core->source_data)->stop_wait_ms,
+				where);
+	}
+	struct live *l = core->source_data;
+	l->unstopped = u < MAX_THREADS ? u : MAX_THREADS;
+	if (u && (l->unstopped_tids = malloc(l->unstopped * sizeof(pid_t))))
+		memcpy(l->unstopped_tids, tids, l->unstopped * sizeof(pid_t));
+	else
+		l->unstopped = 0;
+	free(tids);
 	free(regs);
 	return err;
 }
-
-static bool stopped_at(int pid, struct timespec *at, struct timespec *real, char *state);
 
 struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, const struct cq_live_options *lo,
 				 struct cq_core **ret)
@@ -674,26 +500,31 @@ struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, co
 	snprintf(l->name, sizeof(l->name), "process %d", pid);
 	core->source_data = l;
 	core->name = l->name;
-	unsigned ms = lo && lo->max_stop_ms ? lo->max_stop_ms : CQ_LIVE_MAX_STOP_MS;
-	/* stopped already (cq_process_stop, a job's cut), else now */
-	if (!pid_held(pid) && (err = cq_process_stop(pid, lo)))
+	l->max_stop_ms = max_stop(lo);
+	l->stop_wait_ms = stop_wait(l->max_stop_ms);
+	/* stopped already (cq_process_stop, a job's cut), else now; a job whose hold ended
+	 * (the bound) is not stopped again: its cut would be two */
+	if (!cq_hold_has(pid) && (err = cq_process_stop(pid, lo)))
 		goto fail;
+	l->reader = cq_live_reader_tid(pid);
+	if (l->reader < 0)
+		l->reader = pid;
 	struct timespec real;
-	if (!stopped_at(pid, &l->stopped_at, &real, &core->state)) {
+	if (!cq_hold_stopped_at(pid, &l->stopped_at, &real, &core->state)) {
 		clock_gettime(CLOCK_MONOTONIC, &l->stopped_at);
 		clock_gettime(CLOCK_REALTIME, &real);
 	}
 	core->taken_ns = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec;
 	l->held = true;
 	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", pid, (int)l->reader);
 	if ((l->mem_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		err = cq_error_errno(errno, "process %d: %s", pid, path);
 		goto fail;
 	}
 	size_t len;
-	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
-	char *auxv = slurp(path, 1 << 16, &len);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/auxv", pid, (int)l->reader);
+	char *auxv = cq_live_slurp(path, 1 << 16, &len);
 	if (!auxv) {
 		err = cq_error_errno(errno, "process %d: %s", pid, path);
 		goto fail;
@@ -702,20 +533,17 @@ struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, co
 	free(auxv);
 	if (err || (err = read_maps(core, pid)) || (err = read_threads(core)))
 		goto fail;
-	read_identity(core, pid);
+	read_identity(core, pid, l->reader);
 	/* tests only: hold the process stopped this long (signals sent to it meanwhile,
 	 * coreq killed, --max-stop passing: tests/fixture/live.py) */
 	const char *hold = getenv("COREQ_TEST_LIVE_HOLD_MS");
 	if (hold) {
 		struct timespec ts = {atoi(hold) / 1000, (long)(atoi(hold) % 1000) * 1000000};
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !expired)
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR && cq_hold_has(pid))
 			;
 	}
-	if (expired) {
-		err = cq_error_create(CQ_ERR_PROCESS, "process %d: stopped for longer than --max-stop %u ms while it was "
-				      "read: resumed, nothing shown", pid, ms);
+	if ((err = cq_process_check(core)))
 		goto fail;
-	}
 	/* a snapshot of a running process: no thread took a fatal signal (as gcore's core) */
 	core->crash_thread = 0;
 	core->crashed = false;
@@ -731,17 +559,15 @@ struct cq_error *cq_process_check(const struct cq_core *core)
 	const struct live *l = core->source != &live_source ? NULL : core->source_data;
 	if (!l || !l->held)
 		return NULL;
+	/* let go before coreq was done (the bound, coreq stopped): what was read is not all */
+	if (!cq_hold_has(l->pid))
+		return cq_error_create(CQ_ERR_PROCESS, "process %d ran again after %u ms, before coreq had read it (%s, "
+				       "--max-stop %u ms): what was read is incomplete (nothing shown, no snapshot written)",
+				       l->pid, cq_process_stopped_ms(core), released_why(), l->max_stop_ms);
 	/* a held process cannot run, but SIGKILL still ends it: then it is a zombie (Z), dead
-	 * (X), or reaped and gone */
-	char path[64], state = 0, *s;
-	size_t len;
-	snprintf(path, sizeof(path), "/proc/%d/stat", l->pid);
-	if ((s = slurp(path, 1 << 16, &len))) {
-		const char *p = strrchr(s, ')');
-		if (p)
-			sscanf(p + 1, " %c", &state);
-		free(s);
-	}
+	 * (X), or reaped and gone; its main thread may have exited before (a zombie while
+	 * the others run): the thread read through tells */
+	char state = cq_live_task_state(l->pid, l->reader);
 	if (state && state != 'Z' && state != 'X')
 		return NULL;
 	return cq_error_create(CQ_ERR_PROCESS, "process %d exited while coreq read it (killed?): what was read is not "
@@ -753,8 +579,10 @@ unsigned cq_process_stopped_ms(const struct cq_core *core)
 	const struct live *l = core->source != &live_source ? NULL : core->source_data;
 	if (!l || !l->held)
 		return 0;
+	/* the true stop: until it ran again, if it did */
 	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!cq_hold_resumed_at(l->pid, &now))
+		clock_gettime(CLOCK_MONOTONIC, &now);
 	return (unsigned)((now.tv_sec - l->stopped_at.tv_sec) * 1000 + (now.tv_nsec - l->stopped_at.tv_nsec) / 1000000);
 }
 
@@ -794,77 +622,40 @@ struct cq_error *cq_process_pages(struct cq_core *core, const struct cq_mem_rang
 	return NULL;
 }
 
-/* When each held process was stopped (a job's ranks are read after all of them stopped). */
-#define MAX_STOPS 4096
-static struct {
-	int pid;
-	struct timespec at, real; /* CLOCK_MONOTONIC (how long it is held), CLOCK_REALTIME (the note) */
-	char state;               /* its /proc state letter before coreq stopped it ('T': stopped) */
-} stops[MAX_STOPS];
-static size_t nstops;
-
-static bool stopped_at(int pid, struct timespec *at, struct timespec *real, char *state)
+bool cq_process_dumpable(int pid, char *why, size_t n)
 {
-	for (size_t i = 0; i < nstops; i++)
-		if (stops[i].pid == pid) {
-			*at = stops[i].at;
-			*real = stops[i].real;
-			*state = stops[i].state;
-			return true;
-		}
-	return false;
+	return cq_live_dumpable(pid, why, n);
 }
 
-/* The state letter of /proc/PID/stat (0 when unreadable). */
-static char proc_state(int pid)
+size_t cq_process_unstopped(const struct cq_core *core, const pid_t **tids)
 {
-	char path[64], *s, state = 0;
-	size_t len;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if ((s = slurp(path, 1 << 16, &len))) {
-		char *p = strrchr(s, ')');
-		if (!p || sscanf(p + 1, " %c", &state) != 1)
-			state = 0;
-		free(s);
-	}
-	return state;
+	const struct live *l = core->source != &live_source ? NULL : core->source_data;
+	if (tids)
+		*tids = l ? l->unstopped_tids : NULL;
+	return l ? l->unstopped : 0;
 }
 
 struct cq_error *cq_process_stop(int pid, const struct cq_live_options *lo)
 {
-	install_handlers();
-	if (!nheld)
-		nstops = 0;
-	if (nstops < MAX_STOPS) {
-		stops[nstops].pid = pid;
-		/* before it is stopped here: a process someone else stopped (SIGSTOP) is not
-		 * running, whatever its stacks say (the job view says so) */
-		stops[nstops].state = proc_state(pid);
-		clock_gettime(CLOCK_MONOTONIC, &stops[nstops].at);
-		clock_gettime(CLOCK_REALTIME, &stops[nstops].real);
-		nstops++;
-	}
-	if (!nheld) {
-		/* the bound on the stop, from before the first thread of the hold stops */
-		unsigned ms = lo && lo->max_stop_ms ? lo->max_stop_ms : CQ_LIVE_MAX_STOP_MS;
-		expired = 0;
-		struct itimerval tv = {{0, 0}, {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000}};
-		setitimer(ITIMER_REAL, &tv, NULL);
-	}
-	struct cq_error *err = stop_all(pid);
-	if (err)
-		resume_pid(pid);
-	return err;
+	unsigned ms = max_stop(lo);
+	if (keep_held && job_begun && cq_hold_released(NULL) != CQ_HOLD_HELD)
+		return cq_error_create(CQ_ERR_PROCESS, "process %d: the job's ranks were let go before it was stopped (%s): "
+				       "not stopped", pid, released_why());
+	/* the bound on the stop, from before the first thread of the hold stops (a job's: its
+	 * first rank's) */
+	if (!keep_held || !job_begun)
+		cq_hold_begin(ms);
+	job_begun = keep_held;
+	return cq_hold_stop(pid, stop_wait(ms));
 }
 
 void cq_process_hold(bool on)
 {
 	keep_held = on;
+	job_begun = false;
 }
 
 void cq_process_resume_all(void)
 {
-	struct itimerval off = {{0, 0}, {0, 0}};
-	setitimer(ITIMER_REAL, &off, NULL);
-	resume_all();
+	cq_hold_resume_all();
 }

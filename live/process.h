@@ -4,9 +4,12 @@
  * A running process, stopped, as the core model's second source (corelib/source.h): what
  * `coreq bt --pid` reads instead of a core file, and what a snapshot will write out.
  *
- * Opening stops every thread without a signal the program can see: PTRACE_SEIZE, then
+ * Opening stops every thread without sending a signal: PTRACE_SEIZE, then
  * PTRACE_INTERRUPT, thread by thread, until /proc/PID/task lists no thread not yet
- * stopped. Then the model is filled as from a core: the registers of every thread
+ * stopped (hold.h: the bound, threads that cannot stop, every path that resumes). The
+ * program may still see the stop: a wait it is in (epoll_wait, sigtimedwait, semtimedop,
+ * an inotify read) returns EINTR once, as under gdb -p. A process whose main thread
+ * exited while others run is read through a live thread's /proc entries. Then the model is filled as from a core: the registers of every thread
  * (PTRACE_GETREGSET NT_PRSTATUS, the layout of the kernel's core notes; the thread area
  * of an i386 thread), the auxv (/proc/PID/auxv), the mappings as segments and the file
  * map (/proc/PID/maps), the identity (/proc/PID/stat, status, cmdline). Memory is read
@@ -14,21 +17,23 @@
  *
  * The process is resumed exactly as it was (PTRACE_DETACH of every thread, with the
  * signal a thread was about to take when it stopped, so none is lost; a process that was
- * stopped stays stopped) on every path: cq_core_close, coreq's exit, the signals that end
- * coreq (SIGINT, SIGTERM, SIGHUP, SIGQUIT, and a crash: SIGSEGV, SIGBUS, SIGFPE, SIGILL,
- * SIGABRT), and the bound on how long it may stay stopped (--max-stop): then the reads
- * that follow fail, saying so. If coreq is killed outright, the kernel resumes the threads
- * (a ptrace-stop ends with its tracer).
+ * stopped stays stopped) on every path hold.h lists: cq_core_close, coreq's exit, the
+ * signals that end or stop coreq, and the bound on how long it may stay stopped
+ * (--max-stop), held by a watchdog when coreq cannot run: then the reads that follow fail,
+ * saying so, and cq_process_check says the process ran again. If coreq is killed outright,
+ * the kernel resumes the threads (a ptrace-stop ends with its tracer).
  *
  * Only a process the user may trace is stopped: when the kernel says no, the reason is
- * said in one line (another user's process, Yama's ptrace_scope, already traced, not
- * dumpable). The 32-bit coreq refuses a 64-bit process.
+ * said in one line (another user's process, Yama's ptrace_scope, a thread traced already
+ * and by whom, not dumpable, a kernel thread). The 32-bit coreq refuses a 64-bit process.
  *
  * For tests only, COREQ_TEST_LIVE_HOLD_MS=N holds the process stopped N ms more once it is
  * read (what happens to signals sent to it, to coreq killed, to --max-stop meanwhile).
  */
 #ifndef COREQ_LIVE_PROCESS_H
 #define COREQ_LIVE_PROCESS_H
+
+#include <sys/types.h>
 
 #include "corelib/core.h"
 
@@ -51,8 +56,9 @@ struct cq_mem_range;
 struct cq_error *cq_process_pages(struct cq_core *core, const struct cq_mem_range **ret, size_t *n);
 
 /** Whether the process of the live model @p core is still there, held: NULL, or a
- * CQ_ERR_PROCESS saying it exited (killed, say) while coreq read it, so that what was read
- * is not taken for its state. NULL for another source's model. */
+ * CQ_ERR_PROCESS saying it exited (killed, say) or ran again (the bound, coreq stopped,
+ * with the true stop time) while coreq read it, so that what was read is not taken for its
+ * state. NULL for another source's model. */
 struct cq_error *cq_process_check(const struct cq_core *core);
 
 /** Stop every thread of process @p pid now and keep it held (a job's consistent cut: every
@@ -67,8 +73,18 @@ void cq_process_hold(bool on);
 /** Resume every process held. */
 void cq_process_resume_all(void);
 
-/** How long the process has been stopped so far, in ms (0 when resumed, or not a live
- * process's model). */
+/** How long the process has been stopped, in ms: so far, or until it ran again (the bound,
+ * coreq stopped); 0 for another source's model. */
 unsigned cq_process_stopped_ms(const struct cq_core *core);
+
+/** Whether the kernel would write a core of process @p pid: false, with why in @p why
+ * (@p n bytes), for one that is not dumpable (PR_SET_DUMPABLE 0, a setuid program's
+ * changed credentials; a root process's PR_SET_DUMPABLE 0 cannot be told from /proc). */
+bool cq_process_dumpable(int pid, char *why, size_t n);
+
+/** How many of the process's threads did not stop (vfork, D state) and were not read (their
+ * tids into *@p tids when not NULL, valid until the close): each is a problem of the model;
+ * a snapshot without them is not complete. */
+size_t cq_process_unstopped(const struct cq_core *core, const pid_t **tids);
 
 #endif

@@ -84,6 +84,7 @@ part "MQD with Open MPI's DLL" python3 tests/fixture/mqd.py
 part "MQD faulty DLLs" python3 tests/fixture/mqd_faulty.py
 part "MQD on real hung jobs (LAMMPS, HPCC; cores made now)" python3 tests/fixture/mqd_apps.py
 part "MQD: values from the program's DWARF (communicator, loop variables; cores made now)" python3 tests/fixture/mqd_dwarf.py
+part "MQD: the loop-variable search bounded and cached (a generated 448 KB program, 256 frames deep)" python3 tests/fixture/deep_loops.py
 part "MQD with MPICH's DLL (MPICH 4.0.2 built with --enable-debuginfo)" python3 tests/fixture/mqd_mpich.py
 [ -x tests/badinput/run.sh ] && part "bad input" tests/badinput/run.sh
 part "malformed real cores" python3 tests/badinput/mutate.py
@@ -104,6 +105,8 @@ part "hostile debug information: FIFOs for split units and dwz alt files, zstd b
 part "backtraces from bundles (the fixture cores)" python3 tests/fixture/bt_bundle.py
 part "stack tree across processes (coreq stacks)" python3 tests/fixture/stacks.py
 part "live processes: bt --pid (stopped, read, resumed as they were)" python3 tests/fixture/live.py
+part "live processes, round 4: the bound on every path, snapshots no wider than a core, nothing planted followed" python3 tests/fixture/live_bounds.py
+part "live processes: libraries deleted or replaced since they were mapped (map_files, build-id)" python3 tests/fixture/live_mapped.py
 part "backtraces through libomp (OpenMP fixture bundles)" python3 tests/fixture/bt_omp.py
 part "hostile stacks" python3 tests/fixture/hostile_bt.py
 part "sh4: the one real sh4 core (qemu's dump of ld.so's crash) against gdb" python3 tests/fixture/sh4_core.py

@@ -10,10 +10,11 @@ build_pkgs=(make gcc binutils-multiarch-dev libdw-dev libelf-dev libdebuginfod-d
 # graphviz: the job view's SVG; debuginfod: the server tests/fixture/debuginfod.py runs;
 # lammps, hpcc, openmpi-bin: the real hung jobs tests/fixture/mqd_apps.py runs (mpirun);
 # libblas3, liblapack3, libgfortran5: what Debian's ScaLAPACK tests need (mqd_mpich.py
-# downloads and unpacks them, never installs them: they would bring Debian's MPICH)
+# downloads and unpacks them, never installs them: they would bring Debian's MPICH);
+# strace: another tracer on one thread (tests/fixture/live_bounds.py); util-linux: setpriv
 test_pkgs=(python3 jq elfutils gdb-multiarch clang-14 libclang-rt-14-dev libopenmpi-dev
 	gcc-12-i686-linux-gnu libc6-i386 qemu-user-static valgrind libopenmpi3 graphviz zstd xz-utils lz4
-	debuginfod lammps hpcc openmpi-bin libblas3 liblapack3 libgfortran5)
+	debuginfod lammps hpcc openmpi-bin libblas3 liblapack3 libgfortran5 strace util-linux)
 pkgs=("${build_pkgs[@]}")
 [ "${1:-}" = --build ] || pkgs+=("${test_pkgs[@]}")
 

@@ -250,6 +250,8 @@ int cq_cmd_bt(struct cq_cli *cli)
 		return print_bt(cli, core, &opt);
 	/* the document's task (an MPI rank) is for merges; text shows none */
 	struct cq_error *err = cq_bt_document(core, &opt, !opt.tid && cli->json, &doc);
+	if (!err && (err = cq_process_check(core))) /* --pid: ran again, or killed, while read */
+		json_decref(doc);
 	if (err) {
 		cq_core_close(core);
 		return cq_fail(err);

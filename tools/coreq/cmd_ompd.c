@@ -251,6 +251,12 @@ int cq_cmd_ompd(struct cq_cli *cli)
 		cq_omp_join(bt, doc, NULL, true);
 		json_object_set_new(doc, "stacks", bt);
 	}
+	/* --pid: a process that ran again (the bound) or died while read is not shown */
+	if ((err = cq_process_check(core))) {
+		json_decref(doc);
+		cq_core_close(core);
+		return cq_fail(err);
+	}
 	/* The core's own problems (missing libraries...) belong to the answer too. */
 	json_t *problems = json_object_get(doc, "problems");
 	for (size_t i = 0; i < core->nproblems; i++)

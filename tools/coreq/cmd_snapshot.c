@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -15,16 +15,36 @@
 #include "job/progress.h"
 #include "corelib/core_write.h"
 #include "live/job.h"
-#include "mqd/inflight.h"
+#include "output/outdir.h"
 #include "output/output.h"
 
 /* The bt documents of every process of every sample (--samples), for job/progress.h. */
 static json_t *sample_bts;
 
+/* A process the kernel would write no core of (not dumpable) is refused unless the user
+ * asked for it; then it is said. */
+static int dumpable_or_asked(const struct cq_cli *cli, int pid)
+{
+	char why[256];
+	if (cq_process_dumpable(pid, why, sizeof(why)))
+		return CQ_EXIT_OK;
+	if (!cli->allow_nondumpable) {
+		fprintf(stderr, "coreq: snapshot: process %d is %s: the kernel would write no core of it; "
+				"--allow-non-dumpable writes one (0600) anyway\n", pid, why);
+		return CQ_EXIT_PROCESS;
+	}
+	fprintf(stderr, "coreq: snapshot: process %d is %s: its snapshot is written because --allow-non-dumpable "
+			"was given (0600)\n", pid, why);
+	return CQ_EXIT_OK;
+}
+
 /* One process: its snapshot as DIR/core.PID (a job's rank: DIR/rankR.core), a line (or an
  * object) saying what it holds. */
-static int snapshot_one(struct cq_cli *cli, int pid, int rank, const char *dir, json_t *list)
+static int snapshot_one(struct cq_cli *cli, int pid, int rank, const struct cq_outdir *dir, json_t *list)
 {
+	int drc = cli->job ? CQ_EXIT_OK : dumpable_or_asked(cli, pid); /* a job's ranks: checked before the cut */
+	if (drc)
+		return drc;
 	cli->pid = pid;
 	struct cq_core *core;
 	int rc = cq_open_core(cli, false, &core);
@@ -73,26 +93,22 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const char *dir, 
 	cq_error_destroy(err);
 	json_decref(doc);
 	doc = NULL;
-	bool mpi = !(err = cq_core_lookup(core, "MPIR_dll_name", NULL, &ref));
-	if (mpi && !(err = cq_mqd_report(core, &cli->mqd, &doc)))
+	/* the MPI view's reads (cmd_mqd.c): the DLL's where its types can be had (none without
+	 * them: what an analysis lacks must not lengthen the hold), the messages in flight,
+	 * what the MPI calls' parameters name */
+	char mqd_why[1024];
+	if (cq_mqd_snapshot_reads(cli, core, mqd_why, sizeof(mqd_why)))
 		views[1] = "MPI (MQD)";
+	/* coreq's flight recorder: what `coreq events` reads of it (the rings' records written
+	 * so far, the strings and code they name), read without decoding, bounded */
+	uint64_t rec_bytes;
+	char *capped = NULL;
+	if (!(err = cq_events_touch(core, &rec_bytes, &capped)))
+		views[2] = capped ? "events (in part)" : "events";
+	if (capped)
+		fprintf(stderr, "coreq: snapshot of process %d: %s\n", pid, capped);
+	free(capped);
 	cq_error_destroy(err);
-	json_decref(doc);
-	/* MPICH's messages in flight in the node's shared memory (mqd/inflight.h), and what
-	 * the MPI calls' parameters name (a communicator handle's object, MPI_Waitall's
-	 * requests): their pages too, so the job view of the snapshots reads what it would
-	 * read of the process */
-	if (mpi && (doc = json_pack("{s:[], s:[]}", "communicators", "problems"))) {
-		cq_inflight_add(core, doc);
-		cq_mqd_add_stacks(cli, core, doc);
-	}
-	json_decref(doc);
-	doc = NULL;
-	/* coreq's flight recorder: its rings, every event (`coreq events` on the snapshot) */
-	if (!(err = cq_events_read(core, 0, &doc)))
-		views[2] = "events";
-	cq_error_destroy(err);
-	json_decref(doc);
 	err = NULL;
 	const struct cq_mem_range *pages;
 	size_t n;
@@ -107,48 +123,66 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const char *dir, 
 		return cq_fail(&cq_error_nomem);
 	}
 	memcpy(copy, pages, n * sizeof(*copy));
-	char path[PATH_MAX];
+	char path[PATH_MAX], shown[PATH_MAX], name[64];
 	if (rank >= 0)
-		snprintf(path, sizeof(path), "%s/rank%d.core", dir, rank);
+		snprintf(name, sizeof(name), "rank%d.core", rank);
 	else
-		snprintf(path, sizeof(path), "%s/core.%d", dir, pid);
+		snprintf(name, sizeof(name), "core.%d", pid);
+	cq_outdir_file(dir, name, path, sizeof(path), shown, sizeof(shown));
 	struct cq_core_write_stats ws;
 	err = cq_core_write(core, path, copy, n, &ws);
-	/* killed after its pages were listed: the core holds what could no longer be read */
+	/* killed, or let go (the bound, coreq stopped), after its pages were listed: the core
+	 * holds what could no longer be read */
 	if (!err && (err = cq_process_check(core)))
 		unlink(path);
 	unsigned stopped = cq_process_stopped_ms(core);
+	/* threads that did not stop (vfork, D state): a snapshot without them, said so */
+	const pid_t *utids;
+	size_t unstopped = cq_process_unstopped(core, &utids);
+	json_t *missing = json_array();
+	for (size_t i = 0; i < unstopped; i++)
+		json_array_append_new(missing, json_integer(utids[i]));
+	if (unstopped && !err)
+		fprintf(stderr, "coreq: snapshot: %s: incomplete: %zu thread%s (the first %d) did not stop (vfork, D state) "
+				"and %s not in it\n", shown, unstopped, unstopped > 1 ? "s" : "", (int)utids[0],
+			unstopped > 1 ? "are" : "is");
 	char fname[17];
 	memcpy(fname, core->fname, sizeof(fname));
 	free(copy);
 	cq_core_close(core); /* resumed here */
-	if (err)
+	if (err) {
+		json_decref(missing);
 		return cq_fail(err);
+	}
 	if (list) {
 		json_t *v = json_array();
 		for (int k = 0; k < 3; k++)
 			if (views[k])
 				json_array_append_new(v, json_string(views[k]));
 		json_t *o = json_pack("{s:i, s:o, s:o, s:I, s:o, s:I, s:I, s:I, s:I}", "pid", pid,
-				      "command", cq_json_str(fname), "path", cq_json_str(path), "threads",
+				      "command", cq_json_str(fname), "path", cq_json_str(shown), "threads",
 						      (json_int_t)nthreads, "views", v, "memory_pieces", (json_int_t)ws.loads,
 						      "memory_bytes", (json_int_t)ws.data_bytes, "file_bytes",
 						      (json_int_t)ws.file_bytes, "stopped_ms", (json_int_t)stopped);
 		if (o && rank >= 0)
 			json_object_set_new(o, "rank", json_integer(rank));
+		if (o && unstopped)
+			json_object_set_new(o, "threads_not_stopped", json_incref(missing));
 		json_array_append_new(list, o);
 	} else {
 		printf("%s: process %d (%s), %zu threads%s%s%s%s%s%s, %llu KiB of memory in %zu pieces, %llu KiB in all; "
-		       "stopped %u ms\n", path, pid, cq_esc(fname), nthreads, views[0] ? ", " : "", views[0] ? views[0] : "",
+		       "stopped %u ms%s\n", shown, pid, cq_esc(fname), nthreads, views[0] ? ", " : "", views[0] ? views[0] : "",
 		       views[1] ? ", " : "", views[1] ? views[1] : "", views[2] ? ", " : "", views[2] ? views[2] : "",
-		       (unsigned long long)ws.data_bytes / 1024, ws.loads, (unsigned long long)ws.file_bytes / 1024, stopped);
+		       (unsigned long long)ws.data_bytes / 1024, ws.loads, (unsigned long long)ws.file_bytes / 1024, stopped,
+		       unstopped ? "; INCOMPLETE: threads not stopped" : "");
 	}
-	return CQ_EXIT_OK;
+	json_decref(missing);
+	return unstopped ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 }
 
 /* --job PID: every rank of PID's job stopped first (one cut across the ranks), then each
  * read and written, then all resumed together. */
-static int snapshot_job(struct cq_cli *cli, int pid, const char *dir, json_t *list)
+static int snapshot_job(struct cq_cli *cli, int pid, const struct cq_outdir *dir, json_t *list)
 {
 	struct cq_job_rank *ranks;
 	size_t n;
@@ -157,6 +191,13 @@ static int snapshot_job(struct cq_cli *cli, int pid, const char *dir, json_t *li
 	if (err)
 		return cq_fail(err);
 	int rc = CQ_EXIT_OK;
+	/* every rank checked before any is stopped: a refusal holds none */
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = dumpable_or_asked(cli, ranks[i].pid);
+	if (rc) {
+		free(ranks);
+		return rc;
+	}
 	cq_process_hold(true);
 	for (size_t i = 0; i < n && !err; i++)
 		err = cq_process_stop(ranks[i].pid, &cli->live);
@@ -188,6 +229,10 @@ int cq_cmd_snapshot(struct cq_cli *cli)
 		return CQ_EXIT_USAGE;
 	}
 	const char *base = cli->output ? cli->output : ".";
+	struct cq_outdir top;
+	struct cq_error *derr = cq_outdir_open(base, &top);
+	if (derr)
+		return cq_fail(derr);
 	unsigned nsamples = cli->samples ? cli->samples : 1;
 	json_t *list = cli->json ? json_array() : NULL;
 	sample_bts = nsamples > 1 ? json_array() : NULL;
@@ -195,21 +240,33 @@ int cq_cmd_snapshot(struct cq_cli *cli)
 	char **args = cli->args;
 	int nargs = cli->nargs;
 	for (unsigned k = 0; k < nsamples; k++) {
-		char dir[PATH_MAX];
+		struct cq_outdir sub = {-1, NULL};
+		const struct cq_outdir *dir = &top;
 		if (nsamples > 1) {
 			/* DIR/sample1, DIR/sample2, ...: one set of cores per sample; numbers of equal
 			 * width (sample01 ... sample12), so that DIR/sample* lists them in order */
 			int width = snprintf(NULL, 0, "%u", nsamples);
-			snprintf(dir, sizeof(dir), "%s/sample%0*u", base, width, k + 1);
-			if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-				fprintf(stderr, "coreq: snapshot: %s: %s\n", dir, strerror(errno));
-				rc = CQ_EXIT_IO;
+			char name[32];
+			snprintf(name, sizeof(name), "sample%0*u", width, k + 1);
+			if ((derr = cq_outdir_sub(&top, name, &sub))) {
+				rc = cq_fail(derr);
 				break;
 			}
-			if (k)
-				usleep(cli->interval_ms * 1000u);
-		} else {
-			snprintf(dir, sizeof(dir), "%s", base);
+			dir = &sub;
+			/* --interval between one sample and the next; a sleep that a signal (the
+			 * timer that lets go of threads which stop late) cuts short is resumed */
+			if (k) {
+				struct timespec next;
+				clock_gettime(CLOCK_MONOTONIC, &next);
+				next.tv_sec += cli->interval_ms / 1000;
+				next.tv_nsec += (long)(cli->interval_ms % 1000) * 1000000;
+				if (next.tv_nsec >= 1000000000) {
+					next.tv_sec++;
+					next.tv_nsec -= 1000000000;
+				}
+				while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+					;
+			}
 		}
 		for (int i = 0; i < nargs; i++) {
 			uint64_t v;
@@ -223,7 +280,9 @@ int cq_cmd_snapshot(struct cq_cli *cli)
 			if (r && !rc)
 				rc = r;
 		}
+		cq_outdir_close(&sub);
 	}
+	cq_outdir_close(&top);
 	cli->args = args;
 	cli->nargs = nargs;
 	cli->pid = 0;

@@ -96,10 +96,12 @@ static void usage(FILE *f)
 		"      --plugin-timeout SECS  time limit of a plugin run (default 20)\n"
 		"      --svg-timeout SECS     time limit of graphviz's dot for --svg (default 60)\n"
 		"      --pid PID              bt: a running process instead of a core: every thread stopped\n"
-		"                             (PTRACE_SEIZE + INTERRUPT, no signal it sees), read, resumed\n"
+		"                             (PTRACE_SEIZE + INTERRUPT: no signal sent, though a wait such\n"
+		"                             as epoll_wait returns EINTR, as under gdb -p), read, resumed\n"
 		"                             as it was; only a process you may trace\n"
 		"      --max-stop MS          --pid, snapshot: the longest a process stays stopped (default\n"
-		"                             3000); then it is resumed and what was not read yet is said\n"
+		"                             3000); then it is resumed and what was not read yet is said;\n"
+		"                             a watchdog holds it even when coreq itself is stopped\n"
 		"      --job                  snapshot: every rank of the MPI job PID belongs to (its\n"
 		"                             launcher's children with a rank in their environment), all\n"
 		"                             stopped first, then read, then resumed: DIR/rankR.core\n"
@@ -108,6 +110,8 @@ static void usage(FILE *f)
 		"                             between them (progressing) or not (stuck); stacks and the\n"
 		"                             mqd job view given DIR/sample*/... say it too\n"
 		"      --interval MS          snapshot --samples: the time between samples\n"
+		"      --allow-non-dumpable   snapshot: also a process the kernel would write no core of\n"
+		"                             (PR_SET_DUMPABLE 0, a setuid program; refused without it)\n"
 		"      --max-inflate BYTES    bound on a compressed core's (or report's) expanded size\n"
 		"                             (default 4 GiB)\n"
 		"  -h, --help                 this help;  -V, --version  version\n"
@@ -157,6 +161,7 @@ int main(int argc, char **argv)
 		{"job", no_argument, NULL, 308},
 		{"samples", required_argument, NULL, 309},
 		{"interval", required_argument, NULL, 310},
+		{"allow-non-dumpable", no_argument, NULL, 311},
 		{"types", required_argument, NULL, 'Y'},
 		{"mqd-plugin", required_argument, NULL, 'Q'},
 		{"mqd-trusted-dir", required_argument, NULL, 'R'},
@@ -319,6 +324,7 @@ int main(int argc, char **argv)
 			}
 			cli.interval_ms = (unsigned)v;
 			break;
+		case 311: cli.allow_nondumpable = true; break;
 		case 'h': usage(stdout); return CQ_EXIT_OK;
 		case 'V': printf("coreq %s\n", COREQ_VERSION); return CQ_EXIT_OK;
 		default: usage(stderr); return CQ_EXIT_USAGE;
