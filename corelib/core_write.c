@@ -201,6 +201,21 @@ static int range_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+size_t cq_mem_ranges_merge(struct cq_mem_range *r, size_t n)
+{
+	qsort(r, n, sizeof(*r), range_cmp);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m && r[i].start <= r[m - 1].end) {
+			if (r[i].end > r[m - 1].end)
+				r[m - 1].end = r[i].end;
+		} else {
+			r[m++] = r[i];
+		}
+	}
+	return m;
+}
+
 /* @p ranges and the whole of each mapping of a mapped_image(), sorted and merged, into a
  * new list; what that adds is counted in @p st. */
 static struct cq_mem_range *with_mapped_images(struct cq_core *core, const struct cq_mem_range *ranges, size_t n,
@@ -227,17 +242,7 @@ static struct cq_mem_range *with_mapped_images(struct cq_core *core, const struc
 			st->mapped_images++;
 		last = m->path;
 	}
-	qsort(all, k, sizeof(*all), range_cmp);
-	size_t m = 0;
-	for (size_t i = 0; i < k; i++) {
-		if (m && all[i].start <= all[m - 1].end) {
-			if (all[i].end > all[m - 1].end)
-				all[m - 1].end = all[i].end;
-		} else {
-			all[m++] = all[i];
-		}
-	}
-	*nret = m;
+	*nret = cq_mem_ranges_merge(all, k);
 	return all;
 }
 

@@ -33,6 +33,10 @@ struct cq_mem_range {
 	uint64_t start, end;
 };
 
+/** Sort the @p n ranges at @p r by start and merge those that overlap or touch, in place;
+ * returns how many are left. */
+size_t cq_mem_ranges_merge(struct cq_mem_range *r, size_t n);
+
 /** What cq_core_write wrote. */
 struct cq_core_write_stats {
 	size_t loads;         /**< PT_LOAD headers */

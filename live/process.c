@@ -76,11 +76,6 @@ static void record(struct live *l, uint64_t start, uint64_t end)
 		l->log->r[i] = (struct cq_mem_range){start, end};
 }
 
-static int range_cmp(const void *a, const void *b)
-{
-	const struct cq_mem_range *x = a, *y = b;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
 
 static unsigned max_stop(const struct cq_live_options *lo)
 {
@@ -604,16 +599,7 @@ struct cq_error *cq_process_pages(struct cq_core *core, const struct cq_mem_rang
 	if (!r)
 		return &cq_error_nomem;
 	memcpy(r, l->log->r, logged * sizeof(*r));
-	qsort(r, logged, sizeof(*r), range_cmp);
-	size_t m = 0;
-	for (size_t i = 0; i < logged; i++) {
-		if (m && r[i].start <= r[m - 1].end) {
-			if (r[i].end > r[m - 1].end)
-				r[m - 1].end = r[i].end;
-		} else {
-			r[m++] = r[i];
-		}
-	}
+	size_t m = cq_mem_ranges_merge(r, logged);
 	free(l->pages);
 	l->pages = r;
 	l->npages = m;
