@@ -277,27 +277,16 @@ struct cq_error *cq_elf_open_mapped(uint8_t *buf, size_t size, uint64_t base, co
 			continue;
 		uint8_t *o = buf + table_at + index[i] * shentsize;
 		uint32_t link = sh[i].link ? index[sh[i].link] : 0;
-		put(&m, o, 4, sh[i].name);
-		put(&m, o + 4, 4, sh[i].type);
-		if (m.is64) {
-			put(&m, o + 8, 8, sh[i].flags);
-			put(&m, o + 16, 8, sh[i].addr);
-			put(&m, o + 24, 8, sh[i].offset);
-			put(&m, o + 32, 8, sh[i].size);
-			put(&m, o + 40, 4, link);
-			put(&m, o + 44, 4, sh[i].info);
-			put(&m, o + 48, 8, sh[i].align);
-			put(&m, o + 56, 8, sh[i].entsize);
-		} else {
-			put(&m, o + 8, 4, sh[i].flags);
-			put(&m, o + 12, 4, sh[i].addr);
-			put(&m, o + 16, 4, sh[i].offset);
-			put(&m, o + 20, 4, sh[i].size);
-			put(&m, o + 24, 4, link);
-			put(&m, o + 28, 4, sh[i].info);
-			put(&m, o + 32, 4, sh[i].align);
-			put(&m, o + 36, 4, sh[i].entsize);
-		}
+		/* Elf32_Shdr and Elf64_Shdr have the same members in the same order: the flags,
+		 * addresses, sizes, alignment and entry size are words of the class's width */
+		const unsigned w = word;
+		const struct {
+			unsigned size;
+			uint64_t v;
+		} f[] = {{4, sh[i].name},   {4, sh[i].type}, {w, sh[i].flags}, {w, sh[i].addr},  {w, sh[i].offset},
+			 {w, sh[i].size},   {4, link},       {4, sh[i].info},  {w, sh[i].align}, {w, sh[i].entsize}};
+		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); o += f[k].size, k++)
+			put(&m, o, f[k].size, f[k].v);
 	}
 	/* e_shoff, e_shentsize, e_shnum, e_shstrndx: the file's own pointed past what is mapped */
 	put(&m, buf + (m.is64 ? 40 : 32), word, table_at);
