@@ -158,6 +158,23 @@ static json_t *where_of(const json_t *doc)
 	return json_array_size(frames) > from ? place_at(frames, from) : NULL;
 }
 
+/* Where the rank of document @p doc died: its crashing thread's first frame outside the C
+ * library (the abort's caller, not raise), moved in to the innermost one with a line where
+ * the program has DWARF; NULL when its document says no crash or has no such stack. */
+static json_t *crash_place(const json_t *doc)
+{
+	const json_t *crash = json_object_get(doc, "crash");
+	if (!json_is_object(crash))
+		return NULL;
+	const json_t *t = thread_of(json_object_get(doc, "stacks"), json_object_get(crash, "tid"));
+	const json_t *frames = json_object_get(t, "frames"), *uf = json_object_get(t, "user_frame");
+	size_t from = json_is_integer(uf) && json_integer_value(uf) >= 0 ? (size_t)json_integer_value(uf) : 0;
+	for (size_t k = from; k < json_array_size(frames); k++)
+		if (json_integer_value(json_object_get(json_array_get(frames, k), "line")) > 0)
+			return place(json_array_get(frames, k));
+	return json_array_size(frames) > from ? place(json_array_get(frames, from)) : NULL;
+}
+
 /* "rank 3" or "ranks 0-1,3" for the set @p s. */
 static char *ranks_text(const struct cq_ranges *s)
 {
@@ -179,9 +196,9 @@ static void add_range(struct cq_ranges *s, uint64_t lo, uint64_t hi)
 }
 
 /* The blocking ranks grouped by what is said of them ("outside MPI in f (a.c:3)"), each
- * group as "rank(s) R: what" into @p f; with one group and @p which, as ", which is/are
- * what". */
-static void say_groups(FILE *f, json_t *blocking, bool which)
+ * group as "rank(s) R what" into @p f, after ": " with @p lead; with one group and @p which,
+ * as ", which is/are what". */
+static void say_groups(FILE *f, json_t *blocking, bool which, bool lead)
 {
 	json_t *groups = json_object(), *b, *order = json_array();
 	size_t i;
@@ -207,7 +224,53 @@ static void say_groups(FILE *f, json_t *blocking, bool which)
 		if (which && json_array_size(order) == 1)
 			fprintf(f, ", which %s %s", cq_ranges_count(&s) > 1 ? "are" : "is", json_string_value(w));
 		else
-			fprintf(f, "%s%s %s", i ? "; " : ": ", rt ? rt : "?", json_string_value(w));
+			fprintf(f, "%s%s %s", i ? "; " : lead ? ": " : "", rt ? rt : "?", json_string_value(w));
+		free(rt);
+		cq_ranges_deinit(&s);
+	}
+	json_decref(groups);
+	json_decref(order);
+}
+
+/* The guesses @p list (strings) into @p f, each after @p lead then " and ": those of one
+ * shape about several ranks ("rank 0's MPI_Allreduce is on MPI_COMM_WORLD", the same of
+ * ranks 2 and 3) as one ("ranks 0,2-3's MPI_Allreduce is on MPI_COMM_WORLD"); at most
+ * @p max said. */
+static void say_assumptions(FILE *f, const json_t *list, const char *lead, size_t max)
+{
+	json_t *groups = json_object(), *order = json_array(), *x;
+	size_t i, said = 0;
+	json_array_foreach(list, i, x) {
+		const char *a = json_string_value(x), *rest;
+		long long r = -1;
+		int used = 0;
+		if (!a)
+			continue;
+		if (sscanf(a, "rank %lld's %n", &r, &used) == 1 && used > 0 && r >= 0)
+			rest = a + used;
+		else
+			rest = a, r = -1;
+		json_t *g = json_object_get(groups, rest);
+		if (!g) {
+			g = json_array();
+			json_object_set_new(groups, rest, g);
+			json_array_append_new(order, json_string(rest));
+		}
+		json_array_append_new(g, json_integer(r));
+	}
+	json_array_foreach(order, i, x) {
+		if (said >= max)
+			break;
+		const char *rest = json_string_value(x);
+		json_t *g = json_object_get(groups, rest), *r;
+		struct cq_ranges s;
+		size_t k;
+		cq_ranges_init(&s);
+		json_array_foreach(g, k, r)
+			if (json_integer_value(r) >= 0)
+				add_rank(&s, (int)json_integer_value(r));
+		char *rt = cq_ranges_count(&s) ? ranks_text(&s) : NULL;
+		fprintf(f, "%s%s%s%s", said++ ? " and " : lead, rt ? rt : "", rt ? "'s " : "", rest);
 		free(rt);
 		cq_ranges_deinit(&s);
 	}
@@ -229,7 +292,8 @@ static const json_t *satisfied_of(const json_t *job, int rank)
 
 /* What is said of a blocking rank: where it is, and in what; of one inside MPI whose
  * receive has its message there already (@p sat), that it is not running. */
-static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle, const json_t *sat)
+static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle, const json_t *sat,
+			const char *dead_of)
 {
 	json_t *where = doc ? where_of(doc) : NULL;
 	const char *at = json_string_value(json_object_get(where, "text"));
@@ -253,8 +317,11 @@ static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle,
 		snprintf(ready + n, sizeof(ready) - (size_t)n,
 			 "%s stopped by a signal (SIGSTOP, SIGTSTP, ...) when its core was taken: it is not running",
 			 n ? ";" : ",");
+	const char *died = dead_of;
 	if (!doc)
 		ok = asprintf(&said, "not analyzed (no document for it)");
+	else if (died)
+		ok = asprintf(&said, "dead (%s)", died); /* where: said first, of every dead rank */
 	else if (!in || !strcmp(in, "outside MPI"))
 		ok = asprintf(&said, "outside MPI%s%s%s", at ? " in " : "", at ?: "", ready);
 	else
@@ -262,6 +329,8 @@ static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle,
 			      ready);
 	json_t *b = json_pack("{s:i, s:s?, s:o, s:b, s:o}", "rank", rank, "in", doc ? in : NULL, "where",
 			      where ? where : json_null(), "cycle", cycle, "said", cq_json_str(ok < 0 ? "?" : said));
+	if (died)
+		json_object_set_new(b, "died", cq_json_str(died));
 	free(said);
 	return b;
 }
@@ -418,7 +487,8 @@ json_t *cq_job_verdict(const json_t *job)
 		if (!reached[v] || leaves[g.comp[v]])
 			continue;
 		json_array_append_new(blocking, describe(docs[v], ns.rank[v], str(calls[v], "in"), cyclic[g.comp[v]],
-							    satisfied_of(job, ns.rank[v])));
+							    satisfied_of(job, ns.rank[v]),
+							    str(calls[v], "died")));
 		add_rank(&blocking_set, ns.rank[v]);
 	}
 	free(cyclic);
@@ -427,7 +497,8 @@ json_t *cq_job_verdict(const json_t *job)
 	for (int v = 0; v < n; v++) {
 		const char *in = str(calls[v], "in");
 		if (!reached[v] && g.first[v + 1] == g.first[v] && in && !strncmp(in, "MPI_", 4))
-			json_array_append_new(inside, describe(docs[v], ns.rank[v], in, false, satisfied_of(job, ns.rank[v])));
+			json_array_append_new(inside, describe(docs[v], ns.rank[v], in, false, satisfied_of(job, ns.rank[v]),
+							    str(calls[v], "died")));
 	}
 	/* the text: what kind, who waits, on whom, where those are */
 	const json_t *dl = json_object_get(job, "deadlocks"), *pd = json_object_get(job, "possible_deadlocks");
@@ -436,6 +507,27 @@ json_t *cq_job_verdict(const json_t *job)
 	char *text = NULL;
 	size_t tlen = 0;
 	FILE *f = open_memstream(&text, &tlen);
+	/* the ranks that died, first: by which signal, where */
+	json_t *dead = json_array();
+	for (int v = 0; v < n; v++) {
+		const char *sig = str(calls[v], "died");
+		if (!sig)
+			continue;
+		json_t *at = crash_place(docs[v]);
+		char *said = NULL;
+		if (asprintf(&said, "died of %s%s%s", sig, at ? " in " : "", at ? str(at, "text") : "") < 0)
+			said = NULL;
+		json_t *d = json_pack("{s:i, s:o, s:o, s:o}", "rank", ns.rank[v], "signal", cq_json_str(sig), "where",
+				      at ? at : json_null(), "said", cq_json_str(said ? said : "died"));
+		free(said);
+		json_array_append_new(dead, d);
+	}
+	if (f && json_array_size(dead)) {
+		say_groups(f, dead, false, false);
+		fputs("; ", f);
+	}
+	json_array_foreach(dead, i, x)
+		json_object_del(x, "said");
 	if (f) {
 		char *wt = ranks_text(&waiting), *bt = ranks_text(&blocking_set);
 		if (!strcmp(kind, "none") && json_array_size(inside)) {
@@ -447,17 +539,17 @@ json_t *cq_job_verdict(const json_t *job)
 			char *it = ranks_text(&in);
 			fprintf(f, "no wait between ranks is known; %s %s blocked in MPI", it ? it : "?",
 				cq_ranges_count(&in) > 1 ? "are" : "is");
-			say_groups(f, inside, false);
+			say_groups(f, inside, false, true);
 			free(it);
 			cq_ranges_deinit(&in);
 			/* and the ranks outside MPI, where a straggler is */
 			json_t *outside = json_array();
 			for (int v = 0; v < n; v++)
 				if (calls[v] && !strcmp(str(calls[v], "in") ?: "", "outside MPI"))
-					json_array_append_new(outside, describe(docs[v], ns.rank[v], "outside MPI", false, NULL));
+					json_array_append_new(outside, describe(docs[v], ns.rank[v], "outside MPI", false, NULL, NULL));
 			if (json_array_size(outside)) {
 				fputs("; outside MPI", f);
-				say_groups(f, outside, false);
+				say_groups(f, outside, false, true);
 			}
 			json_decref(outside);
 		} else if (!strcmp(kind, "none")) {
@@ -468,7 +560,7 @@ json_t *cq_job_verdict(const json_t *job)
 			if (!strcmp(kind, "blocked")) {
 				fprintf(f, "%s wait%s, directly or through others, on %s", wt ? wt : "?",
 					cq_ranges_count(&waiting) > 1 ? "" : "s", bt ? bt : "?");
-				say_groups(f, blocking, true);
+				say_groups(f, blocking, true, true);
 				/* waits that rest on a guess are said with it (every waiting rank is
 				 * reached, so every assumed edge counts) */
 				json_t *said = json_array();
@@ -477,21 +569,19 @@ json_t *cq_job_verdict(const json_t *job)
 					bool dup = false;
 					json_array_foreach(said, k, x)
 						dup |= !strcmp(json_string_value(x), a ? a : "");
-					if (a && !dup && json_array_size(said) < 3)
+					if (a && !dup && json_array_size(said) < 64)
 						json_array_append_new(said, json_string(a));
 				}
-				json_array_foreach(said, k, x)
-					fprintf(f, "%s%s", k ? " and " : "; assuming ", json_string_value(x));
+				say_assumptions(f, said, "; assuming ", 3);
 				json_decref(said);
 			} else {
 				/* the cycle, where its ranks are, then who else waits on them */
 				fputs(!strcmp(kind, "deadlock") ? "DEADLOCK: cycle" : "POSSIBLE DEADLOCK, assuming ", f);
-				json_array_foreach(json_object_get(c0, "assuming"), i, x)
-					fprintf(f, "%s%s", i ? " and " : "", json_string_value(x));
+				say_assumptions(f, json_object_get(c0, "assuming"), "", 16);
 				if (strcmp(kind, "deadlock"))
 					fputs(": cycle", f);
 				cq_job_print_cycle(f, json_object_get(c0, "cycle"));
-				say_groups(f, blocking, false);
+				say_groups(f, blocking, false, true);
 				struct cq_ranges others;
 				cq_ranges_init(&others);
 				for (int v = 0; v < n; v++)
@@ -518,6 +608,9 @@ json_t *cq_job_verdict(const json_t *job)
 	char *wr = cq_ranges_format(&waiting), *br = cq_ranges_format(&blocking_set);
 	out = json_pack("{s:s, s:o, s:s, s:s, s:o}", "kind", kind, "text", cq_json_str(text ? text : "?"), "waiting",
 			wr ? wr : "", "blocking_ranks", br ? br : "", "blocking", blocking);
+	if (json_array_size(dead))
+		json_object_set(out, "died", dead);
+	json_decref(dead);
 	if (lp) {
 		json_object_set_new(out, "least_progressed", lp);
 		/* said after the places: which of the ranks in one function is behind */

@@ -38,7 +38,11 @@ struct calls {
 	bool internal_listed;      /* its DLL lists the library's own operations (coreq's) */
 	int internal_pending;      /* how many of them are pending */
 	const char *comm_source;   /* how that communicator was chosen */
+	bool comm_dropped;         /* MPI_COMM_WORLD was guessed, and dropped as impossible */
+	char comm_why[200];        /* comm_source when made here */
 	bool stopped;              /* its process was stopped by a signal: none of its waits is one */
+	const char *died;          /* the signal its process died of (its core is a crash's), or NULL */
+	bool unexpected_known;     /* every communicator it lists has its unexpected queue listed */
 	json_t *list;              /* the document's mpi_calls (borrowed) */
 	json_t *arg_comm;          /* the collective's "communicator", read from its argument, or NULL */
 };
@@ -74,6 +78,9 @@ struct job {
 };
 
 /* Ranks are C ints in MPI; a document's is refused outside [0, MAX_RANK]. */
+/* The size up to which every transport of Open MPI and MPICH sends eagerly (Open MPI's
+ * vader 4 KiB, tcp 64 KiB; MPICH's nemesis 64 KiB): the data leaves with the send. */
+#define EAGER_MAX 4096
 #define MAX_RANK (1 << 30)
 
 static int cmp_int(const void *a, const void *b)
@@ -318,6 +325,34 @@ static void world_from_environment(struct job *j, json_t *doc, json_t *groups, j
 	}
 }
 
+/* Which ranks died, from their cores' "crash" (a core the kernel wrote for a fatal signal).
+ * A fault or a signal the process sent itself (abort) is a death. A signal another process
+ * sent is one only where some rank of the job is alive (its core taken live: gcore, a
+ * snapshot): when every rank's core comes from such a kill, that kill is how the job's cores
+ * were taken (`kill -ABRT` of a hung job's ranks, a launcher's timeout), not news. */
+static void mark_dead(struct job *j)
+{
+	json_t *doc;
+	size_t i;
+	bool alive = false;
+	if (!j->calls)
+		return;
+	json_array_foreach(j->ranks, i, doc)
+		if (j->rank_of[i] >= 0 && json_is_object(json_object_get(doc, "stacks")) &&
+		    !json_is_object(json_object_get(doc, "crash")))
+			alive = true;
+	json_array_foreach(j->ranks, i, doc) {
+		json_t *crash = json_object_get(doc, "crash");
+		int v = node(j, j->rank_of[i]);
+		if (v < 0 || !json_is_object(crash))
+			continue;
+		const char *origin = json_string_value(json_object_get(crash, "origin")) ?: "unknown";
+		bool own = !strcmp(origin, "fault") || !strcmp(origin, "self") || !strcmp(origin, "kernel");
+		if (own || alive)
+			j->calls[v].died = json_string_value(json_object_get(crash, "signal")) ?: "a signal";
+	}
+}
+
 static void collect(struct job *j)
 {
 	json_t *doc;
@@ -388,6 +423,14 @@ static void collect(struct job *j)
 		read_calls(j, v, doc);
 		json_t *c;
 		size_t k;
+		/* whether a message sent to it and not in its unexpected queue is known not to be
+		 * there (coreq's DLL lists ob1's and MPICH's; Open MPI's own lists none) */
+		bool listed = json_array_size(json_object_get(doc, "communicators")) > 0;
+		json_array_foreach(json_object_get(doc, "communicators"), k, c)
+			listed &= !strcmp(json_string_value(json_object_get(json_object_get(json_object_get(c, "queues"),
+											 "unexpected"), "state")) ?: "", "listed");
+		if (j->calls)
+			j->calls[v].unexpected_known = listed;
 		json_array_foreach(json_object_get(doc, "communicators"), k, c) {
 			int ci = comm_index(j, c);
 			if (ci < 0)
@@ -402,18 +445,22 @@ static void collect(struct job *j)
 		}
 	}
 	free(taken);
+	mark_dead(j);
 }
 
-/* Pair pending sends with the receives posted for them, in queue (matching) order. */
+/* Pair pending sends with the pending receives posted for them, in queue (matching) order.
+ * A completed operation matches nothing: a send of the previous exchange, done and still
+ * listed (its request not yet freed), says nothing about this exchange's receive, which
+ * still waits for a send its peer has not posted. */
 static void match(struct job *j)
 {
 	for (size_t s = 0; s < j->nops; s++) {
 		struct op *so = &j->ops[s];
-		if (so->cls != SEND)
+		if (so->cls != SEND || !so->pending)
 			continue;
 		for (size_t r = 0; r < j->nops; r++) {
 			struct op *ro = &j->ops[r];
-			if (ro->cls == RECV && ro->match < 0 && ro->rank == so->peer &&
+			if (ro->cls == RECV && ro->pending && ro->match < 0 && ro->rank == so->peer &&
 			    accepts(ro, so->rank, so->tag, so->comm)) {
 				so->match = (int)r;
 				ro->match = (int)s;
@@ -805,6 +852,70 @@ static void add_collective_edge(json_t *edges, int from, int to, const char *cal
 	json_array_append_new(edges, e);
 }
 
+/* Where guessing MPI_COMM_WORLD (collective_comm) makes the program one that cannot work,
+ * the guess is dropped: two members of one communicator in different collectives, neither
+ * of which lets members leave early, cannot both be there (QE's ranks, each in a collective
+ * on one of its 62 communicators, all "assumed" on WORLD made mismatches out of a correct
+ * program). Where both communicators were read, it is a true mismatch and stays. One pass
+ * gathers the distinct (communicator, call) pairs, one compares them pairwise (few). */
+static void drop_impossible(struct job *j)
+{
+	struct pair {
+		int comm;
+		const char *call;
+		bool assumed;
+		int rank; /* a member, for what is said */
+		bool drop;
+	} *pairs = NULL;
+	size_t np = 0;
+	for (size_t v = 0; v < j->npresent; v++) {
+		const struct calls *c = &j->calls[v];
+		if (!c->collective || c->collective_comm < 0)
+			continue;
+		size_t k;
+		for (k = 0; k < np && (pairs[k].comm != c->collective_comm || strcmp(pairs[k].call, c->collective)); k++)
+			;
+		if (k == np) {
+			struct pair *n = realloc(pairs, (np + 1) * sizeof(*n));
+			if (!n)
+				break;
+			pairs = n;
+			pairs[np++] = (struct pair){c->collective_comm, c->collective, false, j->present[v], false};
+		}
+		pairs[k].assumed |= c->comm_assumed;
+	}
+	for (size_t a = 0; a < np; a++)
+		for (size_t b = a + 1; b < np; b++)
+			if (pairs[a].comm == pairs[b].comm && (pairs[a].assumed || pairs[b].assumed) &&
+			    collective_order(pairs[a].call, pairs[b].call) == UNKNOWN) {
+				pairs[a].drop |= pairs[a].assumed;
+				pairs[b].drop |= pairs[b].assumed;
+				if (pairs[a].assumed)
+					pairs[a].rank = pairs[b].rank; /* the other side, named below */
+				else
+					pairs[b].rank = pairs[a].rank;
+			}
+	for (size_t v = 0; v < j->npresent; v++) {
+		struct calls *c = &j->calls[v];
+		if (!c->collective || c->collective_comm < 0 || !c->comm_assumed)
+			continue;
+		for (size_t k = 0; k < np; k++) {
+			if (!pairs[k].drop || pairs[k].comm != c->collective_comm || strcmp(pairs[k].call, c->collective))
+				continue;
+			int other = node(j, pairs[k].rank);
+			snprintf(c->comm_why, sizeof(c->comm_why),
+				 "not known: the call's communicator argument is not recovered, and MPI_COMM_WORLD would put "
+				 "it with rank %d's %s, which a correct program cannot do", pairs[k].rank,
+				 other >= 0 && j->calls[other].collective ? j->calls[other].collective : "collective");
+			c->comm_source = c->comm_why;
+			c->collective_comm = -1;
+			c->comm_assumed = false;
+			c->comm_dropped = true;
+		}
+	}
+	free(pairs);
+}
+
 /* Ranks inside a collective wait for every member of its communicator that has not reached
  * it: outside MPI, in point-to-point, in a collective on another communicator, or in an
  * earlier collective on this one. A member in a later collective there (it returned early
@@ -822,8 +933,27 @@ static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 		if (v >= 0 && j->calls[v].collective && j->present[v] == j->rank_of[i])
 			collective_comm(j, v, doc);
 	}
+	drop_impossible(j);
 	for (size_t v = 0; v < j->npresent; v++) {
 		const struct calls *c = &j->calls[v];
+		if (c->collective && c->collective_comm < 0 && c->comm_dropped) {
+			/* its communicator is not known: listed, waiting on nobody known */
+			json_t *entry = NULL, *e;
+			size_t k;
+			json_array_foreach(out, k, e)
+				if (json_is_null(json_object_get(e, "comm")) &&
+				    !strcmp(json_string_value(json_object_get(e, "call")), c->collective))
+					entry = e;
+			if (!entry) {
+				entry = json_pack("{s:s, s:I, s:n, s:o, s:s, s:b, s:o, s:o, s:b}", "call", c->collective,
+						  "comm_index", (json_int_t)-1, "comm", "ranks", json_array(), "comm_source",
+						  c->comm_source, "comm_assumed", 0, "elsewhere", json_array(), "ahead",
+						  json_array(), "mismatch", 0);
+				json_array_append_new(out, entry);
+			}
+			json_array_append_new(json_object_get(entry, "ranks"), json_integer(j->present[v]));
+			continue;
+		}
 		if (!c->collective || c->collective_comm < 0)
 			continue;
 		int comm = c->collective_comm, rank = j->present[v];
@@ -894,14 +1024,64 @@ static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 			 * a collective on another communicator (or on one not known) comes here
 			 * once that one completes: a chain of waits, not a mismatch (ScaLAPACK's
 			 * row and column broadcasts) */
-			bool other_coll = tc && tc->collective && !there;
-			if (cq_mpi_call_waits(st) != CQ_MPI_WAITS_NOTHING && !(there && ord == BEHIND) && !other_coll)
+			if (there && ord == UNKNOWN)
 				json_object_set_new(entry, "mismatch", json_true());
 		}
 	}
-	json_array_foreach(out, i, doc)
+	/* A member in point-to-point is on its way here once its own waits end (the halo
+	 * exchange before a residual's MPI_Allreduce): no mismatch, unless it waits on a
+	 * member inside this collective, which cannot answer before it returns. */
+	json_array_foreach(out, i, doc) {
+		json_t *x, *e, *r;
+		size_t k, m, q;
+		json_array_foreach(json_object_get(doc, "elsewhere"), k, x) {
+			json_int_t who = json_integer_value(json_object_get(x, "rank"));
+			enum cq_mpi_wait w = cq_mpi_call_waits(json_string_value(json_object_get(x, "in")));
+			if (w == CQ_MPI_WAITS_NOTHING || w == CQ_MPI_WAITS_COLLECTIVE)
+				continue;
+			json_array_foreach(edges, m, e) {
+				if (json_integer_value(json_object_get(e, "from")) != who || json_is_true(json_object_get(e, "assumed")) ||
+				    json_is_true(json_object_get(e, "wildcard")) ||
+				    !strcmp(json_string_value(json_object_get(json_object_get(e, "op"), "kind")) ?: "", "collective"))
+					continue;
+				json_array_foreach(json_object_get(doc, "ranks"), q, r)
+					if (json_integer_value(r) == json_integer_value(json_object_get(e, "to")))
+						json_object_set_new(doc, "mismatch", json_true());
+			}
+		}
 		json_object_del(doc, "comm_index");
+	}
 	return out;
+}
+
+/* Why rank @p rank does not progress its MPI operations: "died" (its core is a crash's),
+ * "stopped" (by a signal), "outside MPI" (no thread in a blocking MPI call: no library
+ * runs there without a progress thread); NULL when it runs inside MPI, or when nothing is
+ * known of it (no document, no stacks). */
+static const char *not_progressing(const struct job *j, int rank)
+{
+	int v = node(j, rank);
+	if (!j->calls || v < 0 || !j->calls[v].known)
+		return NULL;
+	const struct calls *c = &j->calls[v];
+	if (c->died)
+		return "died";
+	if (c->stopped)
+		return "stopped";
+	return cq_mpi_call_waits(rank_state(j, v)) == CQ_MPI_WAITS_NOTHING ? "outside MPI" : NULL;
+}
+
+/* The wait of pending operation @p o on rank @p to as an edge (@p ref: the operation, taken);
+ * with @p assumption, an edge resting on it (never a DEADLOCK). */
+static void add_wait_edge(json_t *edges, const struct op *o, int to, json_t *ref, const char *assumption)
+{
+	json_t *e = json_pack("{s:i, s:i, s:b, s:b, s:o}", "from", o->rank, "to", to, "waits", 1, "wildcard", 0,
+			      "op", ref);
+	if (assumption) {
+		json_object_set_new(e, "assumed", json_true());
+		json_object_set_new(e, "assumption", cq_json_str(assumption));
+	}
+	json_array_append_new(edges, e);
 }
 
 /* Per rank: what its threads are inside, and where the job view took its waits from. */
@@ -926,6 +1106,8 @@ static json_t *rank_calls(const struct job *j)
 						     c->known ? "stacks" : "queues (no stacks in the document: every "
 									   "pending operation taken as waited on)",
 						     "threads", list));
+		if (c->died)
+			json_object_set_new(json_array_get(out, json_array_size(out) - 1), "died", cq_json_str(c->died));
 	}
 	return out;
 }
@@ -986,6 +1168,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 	match(&j);
 	json_t *edges = json_array(), *unmatched_s = json_array(), *unmatched_r = json_array();
 	json_t *matched = json_array(), *stalls = json_array(), *posted = json_array(), *satisfied = json_array();
+	json_t *taken = json_array();
 	bool *blocked = calloc(j.npresent + 1, sizeof(bool)), *has_ops = calloc(j.npresent + 1, sizeof(bool));
 	if (!blocked || !has_ops || !j.rank_of || !j.why_not || !j.present) {
 		free(blocked);
@@ -997,10 +1180,27 @@ json_t *cq_waitfor_job(json_t *ranks)
 		struct op *o = &j.ops[i];
 		if (o->cls == UNEXPECTED || !o->pending)
 			continue;
+		/* a process stopped by a signal, or dead, waits on nobody: it does not run. What
+		 * it would wait on once resumed is not known (a message to it may be in flight,
+		 * in no queue): others waiting on it end there */
+		int vo = node(&j, o->rank);
+		const struct calls *self = j.calls && vo >= 0 ? &j.calls[vo] : NULL;
+		bool down = self && (self->stopped || self->died);
 		if (o->match >= 0) {
+			const struct op *m = &j.ops[o->match];
 			if (o->cls == SEND)
 				json_array_append_new(matched, json_pack("{s:o, s:o}", "send", op_ref(&j, o),
-									 "receive", op_ref(&j, &j.ops[o->match])));
+									 "receive", op_ref(&j, m)));
+			/* matched, but the transfer needs both ends to run their MPI library (a
+			 * rendezvous send completes only once its receiver progresses): a peer that
+			 * died, is stopped or computes outside MPI is waited on */
+			const char *np = not_progressing(&j, m->rank);
+			if (np && !down && waited_on(&j, o)) {
+				json_t *ref = op_ref(&j, o);
+				json_object_set_new(ref, "peer_not_progressing", json_string(np));
+				blocked[vo] = true;
+				add_wait_edge(edges, o, m->rank, ref, NULL);
+			}
 			continue;
 		}
 		int u = o->cls == RECV ? arrival(&j, o) : -1;
@@ -1017,14 +1217,11 @@ json_t *cq_waitfor_job(json_t *ranks)
 		}
 		json_t *ref = op_ref(&j, o);
 		/* the message is at the receiver, which posted no receive taking it */
-		if (o->cls == SEND && delivered(&j, o))
+		bool at_peer = o->cls == SEND && delivered(&j, o);
+		if (at_peer)
 			json_object_set_new(ref, "arrived", json_true());
-		/* a process stopped by a signal waits on nobody: it does not run. What it would
-		 * wait on once resumed is not known (a message to it may be in flight, in no
-		 * queue): others waiting on it end there */
-		int vo = node(&j, o->rank);
-		if (j.calls && vo >= 0 && j.calls[vo].stopped) {
-			json_object_set_new(ref, "rank_stopped", json_true());
+		if (down) {
+			json_object_set_new(ref, self->died ? "rank_died" : "rank_stopped", json_true());
 			json_array_append_new(posted, ref);
 			continue;
 		}
@@ -1032,12 +1229,42 @@ json_t *cq_waitfor_job(json_t *ranks)
 			json_array_append_new(posted, ref);
 			continue;
 		}
-		blocked[node(&j, o->rank)] = true;
+		/* a send whose receiver runs in MPI, has no receive for it and no such message
+		 * in its unexpected queue (listed) nor in flight: the receiver took it; the send
+		 * completes when its own rank's library runs again (a rank stopped inside
+		 * MPI_Waitall before it saw its sends complete). It waits on nobody. */
+		int vp = o->peer != ANY ? node(&j, o->peer) : -1;
+		const struct calls *pc = j.calls && vp >= 0 ? &j.calls[vp] : NULL;
+		/* Where that queue is not visible (Open MPI's own DLL lists none), a small (eager)
+		 * send to a receiver in a collective is taken as received, and said so: its data
+		 * went to the receiver when it was posted, and a receive of it after the collective
+		 * (which needs the sender to leave its wait) would make a program that cannot
+		 * work. A larger one (rendezvous) still waits for a receive. */
+		char why[224];
+		if (o->cls == SEND && !at_peer && pc && pc->known && !not_progressing(&j, o->peer) &&
+		    (pc->unexpected_known || (pc->collective && !pc->send && !pc->recv && !pc->requests &&
+					      o->length >= 0 && o->length <= EAGER_MAX))) {
+			json_object_set_new(ref, "taken_by_peer", json_true());
+			if (!pc->unexpected_known) {
+				snprintf(why, sizeof(why), "rank %d is in %s with no receive of it pending: taken as received "
+					 "(a send of %lld bytes goes eagerly; its unexpected queue is not visible)", o->peer,
+					 pc->collective, (long long)o->length);
+				json_object_set_new(ref, "assumption", cq_json_str(why));
+			}
+			json_array_append_new(taken, ref);
+			continue;
+		}
+		/* a request whose status the DLL cannot tell, taken as pending: a guess */
+		const char *assume = NULL;
+		if (o->pending_by_stack) {
+			snprintf(why, sizeof(why), "rank %d's %s (peer %d, tag %d) is still pending: the DLL's status of it is "
+				 "unreliable", o->rank, o->cls == SEND ? "send" : "receive", o->peer, o->tag);
+			assume = why;
+		}
+		blocked[vo] = true;
 		json_array_append_new(o->cls == SEND ? unmatched_s : unmatched_r, ref);
 		if (o->peer != ANY) {
-			json_t *e = json_pack("{s:i, s:i, s:b, s:b, s:o}", "from", o->rank, "to", o->peer,
-					      "waits", 1, "wildcard", 0, "op", op_ref(&j, o));
-			json_array_append_new(edges, e);
+			add_wait_edge(edges, o, o->peer, op_ref(&j, o), assume);
 			continue;
 		}
 		/* a wildcard receive waits for any other member of the group */
@@ -1139,6 +1366,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 	json_object_set_new(out, "rank_problems", rank_problems);
 	json_object_set_new(out, "posted", posted);
 	json_object_set_new(out, "satisfied_receives", satisfied);
+	json_object_set_new(out, "taken_sends", taken);
 	json_object_set_new(out, "collectives", colls);
 	json_object_set_new(out, "possible_deadlocks", possible);
 	json_object_set_new(out, "calls", rank_calls(&j));

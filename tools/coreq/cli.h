@@ -249,4 +249,14 @@ enum cq_signal_origin {
 /** What the rest of a siginfo means for signal @p sig with code @p code. */
 enum cq_signal_origin cq_signal_origin(const struct cq_target *t, int sig, int code);
 
+/**
+ * What a core the kernel wrote for a process that died of a signal says of its death:
+ * {signal (its name by the target's numbering, else "signal N"), number, tid (the thread
+ * that took it), code_name?, sender: {pid}? (a signal a process sent), origin: "fault",
+ * "self" (abort, raise), "sent" (by another process), "kernel" or "unknown"}, for the job view
+ * (job/verdict.h says a dead rank first); NULL when no thread crashed (a live process's
+ * core: gcore, a snapshot).
+ */
+json_t *cq_crash_json(const struct cq_core *core);
+
 #endif

@@ -361,6 +361,9 @@ static void stack_sends(json_t *doc)
 static void add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc, const char *no_types)
 {
 	json_t *bt = NULL;
+	json_t *crash = cq_crash_json(core);
+	if (crash)
+		json_object_set_new(doc, "crash", crash);
 	/* loop variables: where ranks stopped at one line stand in their loops (verdict.h) */
 	struct cq_stack_options opt = {.max_frames = cli->max_frames, .loop_variables = true};
 	struct cq_error *err = cq_bt_document(core, &opt, false, &bt);
@@ -707,7 +710,10 @@ static void print_job(json_t *job)
 		printf("%s: rank(s)", json_is_true(json_object_get(x, "mismatch")) ? "COLLECTIVE MISMATCH" : "collective");
 		json_array_foreach(json_object_get(x, "ranks"), k, y)
 			printf(" %lld", (long long)json_integer_value(y));
-		printf(" in %s on %s (%s)", str(x, "call"), cq_esc(str(x, "comm")), str(x, "comm_source"));
+		if (str(x, "comm"))
+			printf(" in %s on %s (%s)", str(x, "call"), cq_esc(str(x, "comm")), str(x, "comm_source"));
+		else
+			printf(" in %s on a communicator %s", str(x, "call"), str(x, "comm_source"));
 		static const char *const parts[][2] = {{"elsewhere", "not in it, waited for"},
 						      {"ahead", "already past it (in a later one)"}};
 		for (int l = 0; l < 2; l++) {
@@ -723,7 +729,24 @@ static void print_job(json_t *job)
 	json_array_foreach(json_object_get(job, "posted"), i, x) {
 		printf("posted, not waited on: ");
 		print_op_ref(x);
-		printf("%s\n", json_is_true(json_object_get(x, "rank_stopped")) ? " - its process is stopped" : "");
+		printf("%s\n", json_is_true(json_object_get(x, "rank_stopped")) ? " - its process is stopped" :
+			       json_is_true(json_object_get(x, "rank_died")) ? " - its process died" : "");
+	}
+	json_array_foreach(json_object_get(job, "taken_sends"), i, x) {
+		printf("sent, taken by its receiver: ");
+		print_op_ref(x);
+		printf(" - completes when rank %lld's MPI runs again%s%s\n", (long long)json_integer_value(json_object_get(x, "rank")),
+		       str(x, "assumption") ? "; " : "", str(x, "assumption") ? str(x, "assumption") : "");
+	}
+	/* matched operations whose peer does not progress: waits on it */
+	json_array_foreach(json_object_get(job, "wait_for"), i, x) {
+		json_t *op = json_object_get(x, "op");
+		if (!str(op, "peer_not_progressing"))
+			continue;
+		printf("matched, waits on rank %lld (%s): ", (long long)json_integer_value(json_object_get(x, "to")),
+		       str(op, "peer_not_progressing"));
+		print_op_ref(op);
+		printf("\n");
 	}
 	json_array_foreach(json_object_get(job, "matched"), i, x) {
 		printf("matched (in progress): ");

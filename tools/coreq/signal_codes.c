@@ -3,7 +3,10 @@
  * targets coreq reads): its name, and whether it names a faulting address or a sender.
  * Signals are matched by name: MIPS numbers them differently (targets/signals.c). */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "base/text.h"
 
 #include "cli.h"
 
@@ -70,4 +73,35 @@ enum cq_signal_origin cq_signal_origin(const struct cq_target *tg, int sig, int 
 		if (strcmp(name, faults[i]) == 0)
 			return CQ_SIGNAL_FAULT; /* si_addr: the faulting address */
 	return CQ_SIGNAL_OTHER;
+}
+
+json_t *cq_crash_json(const struct cq_core *core)
+{
+	if (!core->crashed || core->crash_thread >= core->nthreads)
+		return NULL;
+	const char *sn = cq_target_signal_name(core->target, core->signal);
+	char num[24];
+	snprintf(num, sizeof(num), "signal %d", core->signal);
+	json_t *c = json_pack("{s:o, s:i, s:I}", "signal", cq_json_str(sn ? sn : num), "number", core->signal, "tid",
+			      (json_int_t)core->threads[core->crash_thread].tid);
+	/* how it came: a fault of its own code, sent by itself (abort, raise), by another
+	 * process (kill: a site's way of taking cores of a hung job, or a kill of one rank), or
+	 * from the kernel otherwise; without siginfo not known */
+	const char *origin = "unknown";
+	if (c && core->has_siginfo) {
+		const char *cn = cq_signal_code_name(core->target, core->signal, core->si_code);
+		if (cn)
+			json_object_set_new(c, "code_name", json_string(cn));
+		switch (cq_signal_origin(core->target, core->signal, core->si_code)) {
+		case CQ_SIGNAL_SENT:
+			json_object_set_new(c, "sender", json_pack("{s:I}", "pid", (json_int_t)core->si_pid));
+			origin = (int64_t)core->si_pid == (int64_t)core->pid ? "self" : "sent";
+			break;
+		case CQ_SIGNAL_FAULT: origin = "fault"; break;
+		default: origin = "kernel"; break;
+		}
+	}
+	if (c)
+		json_object_set_new(c, "origin", json_string(origin));
+	return c;
 }
