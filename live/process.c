@@ -40,6 +40,12 @@ static bool keep_held, job_begun;
 #define LOG_MAX (1u << 20) /* ranges logged: 16 MiB of address space, touched as used */
 struct page_log {
 	uint32_t n;      /* entries claimed (atomically; past LOG_MAX: lost, and said) */
+	uint32_t failed_once; /* set by the first read that failed, which fills first_* */
+	/* every read of the memory, coreq's and its children's (atomically): a snapshot whose
+	 * reads all failed holds nothing of the process, and must not pass for one */
+	uint64_t reads_ok, reads_failed, bytes_ok, bytes_failed;
+	uint64_t first_addr;
+	int32_t first_errno; /* 0: the kernel gave nothing there (a read of 0 bytes) */
 	uint32_t pad;
 	struct cq_mem_range r[LOG_MAX];
 };
@@ -60,6 +66,8 @@ struct live {
 	unsigned stop_wait_ms;        /* how long its threads were waited for */
 	size_t unstopped;             /* its threads that did not stop (not read) */
 	pid_t *unstopped_tids;
+	long long fail_after;         /* tests only (COREQ_TEST_LIVE_MEM_FAIL): reads fail from
+					 this many on; -1: never */
 };
 
 static void record(struct live *l, uint64_t start, uint64_t end)
@@ -74,6 +82,21 @@ static void record(struct live *l, uint64_t start, uint64_t end)
 	uint32_t i = __atomic_fetch_add(&l->log->n, 1, __ATOMIC_RELAXED);
 	if (i < LOG_MAX)
 		l->log->r[i] = (struct cq_mem_range){start, end};
+}
+
+/* A read of @p n bytes at @p addr that failed (errno @p e, 0: nothing there), counted, the
+ * first one kept to be said. */
+static void count_failure(struct live *l, uint64_t addr, size_t n, int e)
+{
+	if (!l->log)
+		return;
+	__atomic_fetch_add(&l->log->reads_failed, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&l->log->bytes_failed, (uint64_t)n, __ATOMIC_RELAXED);
+	uint32_t unset = 0;
+	if (__atomic_compare_exchange_n(&l->log->failed_once, &unset, 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		l->log->first_addr = addr;
+		l->log->first_errno = e;
+	}
 }
 
 
@@ -119,11 +142,26 @@ static struct cq_error *live_read(struct cq_core *core, const struct cq_segment 
 				      l->pid, (unsigned long long)addr, released_why());
 	uint64_t avail = s->filesz - (addr - s->vaddr);
 	size_t n = len < avail ? len : (size_t)avail;
-	ssize_t r = pread(l->mem_fd, buf, n, (off_t)addr);
-	if (r <= 0)
+	ssize_t r;
+	if (l->fail_after >= 0 && l->log &&
+	    (long long)(__atomic_load_n(&l->log->reads_ok, __ATOMIC_RELAXED) +
+			__atomic_load_n(&l->log->reads_failed, __ATOMIC_RELAXED)) >= l->fail_after) {
+		r = -1; /* tests only: as the kernel refuses a read */
+		errno = EIO;
+	} else {
+		r = pread(l->mem_fd, buf, n, (off_t)addr);
+	}
+	if (r <= 0) {
+		int e = r < 0 ? errno : 0;
+		count_failure(l, addr, n, e);
 		return cq_error_fault(addr, "cannot read memory of process %d at 0x%llx: %s", l->pid,
-				      (unsigned long long)addr, r < 0 ? strerror(errno) : "nothing there");
+				      (unsigned long long)addr, e ? strerror(e) : "nothing there");
+	}
 	*got = (size_t)r;
+	if (l->log) {
+		__atomic_fetch_add(&l->log->reads_ok, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&l->log->bytes_ok, (uint64_t)r, __ATOMIC_RELAXED);
+	}
 	record(l, addr, addr + (uint64_t)r);
 	return NULL;
 }
@@ -280,8 +318,9 @@ static struct cq_error *read_maps(struct cq_core *core, int pid)
 			}
 		}
 		uint32_t flags = (perms[0] == 'r' ? PF_R : 0) | (perms[1] == 'w' ? PF_W : 0) | (perms[2] == 'x' ? PF_X : 0);
-		/* held: what /proc/PID/mem gives (readable, and not the kernel's own pages) */
-		bool held = (flags & PF_R) && strcmp(name, "[vvar]") && strcmp(name, "[vsyscall]");
+		/* held: what /proc/PID/mem gives (readable, and not the kernel's own pages: [vvar],
+		 * and on recent kernels [vvar_vclock] beside it, r--p but EIO to every read) */
+		bool held = (flags & PF_R) && strncmp(name, "[vvar", 5) && strcmp(name, "[vsyscall]");
 		segs[nsegs++] = (struct cq_segment){start, end - start, 0, held ? end - start : 0, flags};
 		if (name[0] == '/') {
 			/* the mapped file's own path after the name's NUL (cq_file_map.mapped) */
@@ -489,6 +528,8 @@ struct cq_error *cq_process_open(int pid, const struct cq_core_options *opts, co
 	}
 	l->pid = pid;
 	l->mem_fd = -1;
+	const char *fail = getenv("COREQ_TEST_LIVE_MEM_FAIL");
+	l->fail_after = fail && *fail ? atoll(fail) : -1;
 	l->log = mmap(NULL, sizeof(*l->log), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (l->log == MAP_FAILED)
 		l->log = NULL; /* no snapshot then: cq_process_pages says so */
@@ -611,6 +652,23 @@ struct cq_error *cq_process_pages(struct cq_core *core, const struct cq_mem_rang
 bool cq_process_dumpable(int pid, char *why, size_t n)
 {
 	return cq_live_dumpable(pid, why, n);
+}
+
+void cq_process_reads(const struct cq_core *core, struct cq_live_reads *ret)
+{
+	const struct live *l = core->source != &live_source ? NULL : core->source_data;
+	memset(ret, 0, sizeof(*ret));
+	if (!l || !l->log)
+		return;
+	ret->ok = __atomic_load_n(&l->log->reads_ok, __ATOMIC_RELAXED);
+	ret->failed = __atomic_load_n(&l->log->reads_failed, __ATOMIC_RELAXED);
+	ret->ok_bytes = __atomic_load_n(&l->log->bytes_ok, __ATOMIC_RELAXED);
+	ret->failed_bytes = __atomic_load_n(&l->log->bytes_failed, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&l->log->failed_once, __ATOMIC_RELAXED)) {
+		ret->first_addr = l->log->first_addr;
+		ret->first_errno = l->log->first_errno;
+	}
+	snprintf(ret->path, sizeof(ret->path), "/proc/%d/task/%d/mem", l->pid, (int)l->reader);
 }
 
 size_t cq_process_unstopped(const struct cq_core *core, const pid_t **tids)

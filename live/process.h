@@ -28,7 +28,10 @@
  * and by whom, not dumpable, a kernel thread). The 32-bit coreq refuses a 64-bit process.
  *
  * For tests only, COREQ_TEST_LIVE_HOLD_MS=N holds the process stopped N ms more once it is
- * read (what happens to signals sent to it, to coreq killed, to --max-stop meanwhile).
+ * read (what happens to signals sent to it, to coreq killed, to --max-stop meanwhile), and
+ * COREQ_TEST_LIVE_MEM_FAIL=N makes every read of its memory from the Nth on (0: all, by
+ * coreq and its plugins' children alike) fail with EIO, as the kernel's refusal would (a
+ * snapshot that could read nothing must say so: cq_process_reads).
  */
 #ifndef COREQ_LIVE_PROCESS_H
 #define COREQ_LIVE_PROCESS_H
@@ -81,6 +84,21 @@ unsigned cq_process_stopped_ms(const struct cq_core *core);
  * (@p n bytes), for one that is not dumpable (PR_SET_DUMPABLE 0, a setuid program's
  * changed credentials; a root process's PR_SET_DUMPABLE 0 cannot be told from /proc). */
 bool cq_process_dumpable(int pid, char *why, size_t n);
+
+/** What the reads of a live model's memory gave so far, coreq's and its plugins' children's
+ * (cq_process_reads): a read that failed is one the kernel refused (EIO: a page past the end
+ * of its file, a device's) of a mapping the process may read. */
+struct cq_live_reads {
+	uint64_t ok, failed;             /**< reads that gave bytes, reads that failed */
+	uint64_t ok_bytes, failed_bytes; /**< the bytes of each */
+	uint64_t first_addr;             /**< where the first failed read was, when one did */
+	int first_errno;                 /**< its errno; 0: the kernel gave nothing there */
+	char path[64];                   /**< what was read: /proc/PID/task/TID/mem */
+};
+
+/** What reading the memory of the live model @p core gave so far, into *@p ret (all 0 for
+ * another source's model). */
+void cq_process_reads(const struct cq_core *core, struct cq_live_reads *ret);
 
 /** How many of the process's threads did not stop (vfork, D state) and were not read (their
  * tids into *@p tids when not NULL, valid until the close): each is a problem of the model;

@@ -37,7 +37,8 @@ enum cq_exit {
 	CQ_EXIT_DEADLOCK = 10,   /**< mqd job view: a deadlock cycle of definite waits */
 	CQ_EXIT_POSSIBLE_DEADLOCK = 11, /**< mqd job view: a cycle only waits resting on a guess close */
 	CQ_EXIT_PROCESS = 12,    /**< --pid: the process cannot be traced (not yours, Yama, traced already)
-	                              or was held past --max-stop */
+	                              or was held past --max-stop; snapshot: not dumpable, or its
+	                              memory could not be read (none of its stacks) */
 };
 
 struct cq_cli {

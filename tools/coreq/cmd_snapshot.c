@@ -38,6 +38,69 @@ static int dumpable_or_asked(const struct cq_cli *cli, int pid)
 	return CQ_EXIT_OK;
 }
 
+/* A thread's stack as a snapshot must hold it: the word its stack pointer points at. */
+struct stack_top {
+	pid_t tid;
+	uint64_t sp;
+};
+
+/* The threads of live model @p core whose stack a snapshot must hold, into *@p ret (caller
+ * frees), their count returned: each whose stack pointer is in memory the process may read,
+ * but in a file the reader finds at its path (a page that holds what the file holds is left
+ * out of the core: core_write.h). Each one's top word is read now, so that its page is
+ * among those written whatever the walk read (a frame without CFI). */
+static size_t stacks_meant(struct cq_core *core, struct stack_top **ret)
+{
+	struct stack_top *t = malloc((core->nthreads ? core->nthreads : 1) * sizeof(*t));
+	size_t n = 0;
+	for (size_t i = 0; t && i < core->nthreads; i++) {
+		const struct cq_thread *th = &core->threads[i];
+		if (cq_core_mem_source(core, th->sp, NULL) != CQ_MEM_CORE)
+			continue;
+		bool in_file = false;
+		for (size_t k = 0; k < core->nfile_maps && !in_file; k++)
+			in_file = th->sp >= core->file_maps[k].start && th->sp < core->file_maps[k].end &&
+				  !core->file_maps[k].mapped;
+		if (in_file)
+			continue;
+		uint8_t word[8];
+		cq_error_destroy(cq_core_read(core, th->sp, word, cq_target_ptr_size(core->target)));
+		t[n++] = (struct stack_top){(pid_t)th->tid, th->sp};
+	}
+	*ret = t;
+	return t ? n : 0;
+}
+
+/* Which of the @p n stack tops @p t the core written at @p path lacks (its bytes not in it):
+ * their tids into @p lost, the count into *@p nlost. What was written is read back: a
+ * snapshot is judged by what it holds, whatever kept a read from it. */
+static struct cq_error *stacks_lost(const char *path, const struct stack_top *t, size_t n, pid_t *lost, size_t *nlost)
+{
+	struct cq_core *w;
+	struct cq_error *err = cq_core_open(path, NULL, &w);
+	*nlost = 0;
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++)
+		if (cq_core_mem_source(w, t[i].sp, NULL) != CQ_MEM_CORE)
+			lost[(*nlost)++] = t[i].tid;
+	cq_core_close(w);
+	return NULL;
+}
+
+/* What the reads of the process's memory gave, in words: how many failed and the first
+ * failure, into @p buf. */
+static void reads_said(const struct cq_live_reads *rd, char *buf, size_t size)
+{
+	if (!rd->failed) {
+		snprintf(buf, size, "no read of %s failed", rd->path);
+		return;
+	}
+	snprintf(buf, size, "%llu of %llu reads of %s failed, the first at 0x%llx: %s", (unsigned long long)rd->failed,
+		 (unsigned long long)(rd->ok + rd->failed), rd->path, (unsigned long long)rd->first_addr,
+		 rd->first_errno ? strerror(rd->first_errno) : "nothing there");
+}
+
 /* One process: its snapshot as DIR/core.PID (a job's rank: DIR/rankR.core), a line (or an
  * object) saying what it holds. */
 static int snapshot_one(struct cq_cli *cli, int pid, int rank, const struct cq_outdir *dir, json_t *list)
@@ -110,15 +173,24 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const struct cq_o
 	free(capped);
 	cq_error_destroy(err);
 	err = NULL;
+	/* the top of every thread's stack, read so that it is written, and checked in what is */
+	struct stack_top *tops;
+	size_t ntops = stacks_meant(core, &tops);
+	if (!tops) {
+		cq_core_close(core);
+		return cq_fail(&cq_error_nomem);
+	}
 	const struct cq_mem_range *pages;
 	size_t n;
 	if ((err = cq_process_pages(core, &pages, &n))) {
+		free(tops);
 		cq_core_close(core);
 		return cq_fail(err);
 	}
 	/* a copy: writing reads through the model, which records (and may move) them */
 	struct cq_mem_range *copy = malloc((n ? n : 1) * sizeof(*copy));
 	if (!copy) {
+		free(tops);
 		cq_core_close(core);
 		return cq_fail(&cq_error_nomem);
 	}
@@ -142,16 +214,50 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const struct cq_o
 	json_t *missing = json_array();
 	for (size_t i = 0; i < unstopped; i++)
 		json_array_append_new(missing, json_integer(utids[i]));
-	if (unstopped && !err)
-		fprintf(stderr, "coreq: snapshot: %s: incomplete: %zu thread%s (the first %d) did not stop (vfork, D state) "
-				"and %s not in it\n", shown, unstopped, unstopped > 1 ? "s" : "", (int)utids[0],
-			unstopped > 1 ? "are" : "is");
 	char fname[17];
 	memcpy(fname, core->fname, sizeof(fname));
+	struct cq_live_reads rd;
+	cq_process_reads(core, &rd);
 	free(copy);
 	cq_core_close(core); /* resumed here */
+	/* what was written, read back (the process runs meanwhile): a core that holds none of
+	 * its threads' stacks, or next to nothing of what coreq read, is no snapshot of it (its
+	 * stacks would all be ??): an error, not written; one that lacks some is incomplete */
+	pid_t *lost = err ? NULL : malloc((ntops ? ntops : 1) * sizeof(*lost));
+	size_t nlost = 0;
+	if (!err && !lost)
+		err = &cq_error_nomem;
+	if (!err && (err = stacks_lost(path, tops, ntops, lost, &nlost)))
+		unlink(path);
+	char why[512];
+	reads_said(&rd, why, sizeof(why));
+	bool nothing = rd.failed && (!rd.ok_bytes || rd.ok_bytes < (rd.ok_bytes + rd.failed_bytes) / 10);
+	if (!err && ((ntops && nlost == ntops) || nothing)) {
+		unlink(path);
+		if (nlost)
+			err = cq_error_create(CQ_ERR_PROCESS, "snapshot: process %d: the stack of none of its %zu thread%s "
+					      "could be read (%s): no snapshot written", pid, ntops, ntops > 1 ? "s" : "", why);
+		else
+			err = cq_error_create(CQ_ERR_PROCESS, "snapshot: process %d: its memory could not be read (%s): %llu "
+					      "of %llu KiB read: no snapshot written", pid, why,
+					      (unsigned long long)rd.ok_bytes / 1024,
+					      (unsigned long long)(rd.ok_bytes + rd.failed_bytes) / 1024);
+	}
+	free(tops);
+	json_t *stacks_missing = json_array();
+	for (size_t i = 0; !err && i < nlost; i++)
+		json_array_append_new(stacks_missing, json_integer(lost[i]));
+	if (unstopped && !err)
+		fprintf(stderr, "coreq: snapshot: %s: incomplete: %zu thread%s (the first %d) did not stop (vfork, D state) "
+				"and %s not in it\n", shown, unstopped, unstopped > 1 ? "s" : "",
+			(int)json_integer_value(json_array_get(missing, 0)), unstopped > 1 ? "are" : "is");
+	if (!err && nlost)
+		fprintf(stderr, "coreq: snapshot: %s: incomplete: the stacks of %zu of its %zu threads (the first %d) could "
+				"not be read (%s) and are not in it\n", shown, nlost, ntops, (int)lost[0], why);
+	free(lost);
 	if (err) {
 		json_decref(missing);
+		json_decref(stacks_missing);
 		return cq_fail(err);
 	}
 	if (list) {
@@ -168,16 +274,19 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const struct cq_o
 			json_object_set_new(o, "rank", json_integer(rank));
 		if (o && unstopped)
 			json_object_set_new(o, "threads_not_stopped", json_incref(missing));
+		if (o && nlost)
+			json_object_set_new(o, "stacks_not_read", json_incref(stacks_missing));
 		json_array_append_new(list, o);
 	} else {
 		printf("%s: process %d (%s), %zu threads%s%s%s%s%s%s, %llu KiB of memory in %zu pieces, %llu KiB in all; "
-		       "stopped %u ms%s\n", shown, pid, cq_esc(fname), nthreads, views[0] ? ", " : "", views[0] ? views[0] : "",
+		       "stopped %u ms%s%s\n", shown, pid, cq_esc(fname), nthreads, views[0] ? ", " : "", views[0] ? views[0] : "",
 		       views[1] ? ", " : "", views[1] ? views[1] : "", views[2] ? ", " : "", views[2] ? views[2] : "",
 		       (unsigned long long)ws.data_bytes / 1024, ws.loads, (unsigned long long)ws.file_bytes / 1024, stopped,
-		       unstopped ? "; INCOMPLETE: threads not stopped" : "");
+		       unstopped ? "; INCOMPLETE: threads not stopped" : "", nlost ? "; INCOMPLETE: stacks not read" : "");
 	}
 	json_decref(missing);
-	return unstopped ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
+	json_decref(stacks_missing);
+	return unstopped || nlost ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 }
 
 /* --job PID: every rank of PID's job stopped first (one cut across the ranks), then each
