@@ -9,12 +9,17 @@ build_pkgs=(make gcc binutils-multiarch-dev libdw-dev libelf-dev libdebuginfod-d
 # name; libopenmpi-dev: the headers `coreq donor` builds a type donor from (install.py);
 # graphviz: the job view's SVG; debuginfod: the server tests/fixture/debuginfod.py runs;
 # lammps, hpcc, openmpi-bin: the real hung jobs tests/fixture/mqd_apps.py runs (mpirun);
+# openfoam, openfoam-examples, quantum-espresso, quantum-espresso-data: the same for
+# tools/fixtures/mpi/app-cores.sh's foam-* (icoFoam, cavity) and qe-* (pw.x, PW/example01
+# Si and its pseudopotential) cases;
 # libblas3, liblapack3, libgfortran5: what Debian's ScaLAPACK tests need (mqd_mpich.py
 # downloads and unpacks them, never installs them: they would bring Debian's MPICH);
-# strace: another tracer on one thread (tests/fixture/live_bounds.py); util-linux: setpriv
+# strace: another tracer on one thread (tests/fixture/live_bounds.py); util-linux: setpriv,
+# prlimit (app-cores.sh's killed cases)
 test_pkgs=(python3 jq elfutils gdb-multiarch clang-14 libclang-rt-14-dev libopenmpi-dev
 	gcc-12-i686-linux-gnu libc6-i386 qemu-user-static valgrind libopenmpi3 graphviz zstd xz-utils lz4
-	debuginfod lammps hpcc openmpi-bin libblas3 liblapack3 libgfortran5 strace util-linux)
+	debuginfod lammps hpcc openfoam openfoam-examples quantum-espresso quantum-espresso-data
+	openmpi-bin libblas3 liblapack3 libgfortran5 strace util-linux)
 pkgs=("${build_pkgs[@]}")
 [ "${1:-}" = --build ] || pkgs+=("${test_pkgs[@]}")
 
