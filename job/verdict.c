@@ -293,11 +293,12 @@ static const json_t *satisfied_of(const json_t *job, int rank)
 /* What is said of a blocking rank: where it is, and in what; of one inside MPI whose
  * receive has its message there already (@p sat), that it is not running. */
 static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle, const json_t *sat,
-			const char *dead_of)
+			const json_t *call)
 {
+	const char *dead_of = str(call, "died"), *not_running = str(call, "not_running");
 	json_t *where = doc ? where_of(doc) : NULL;
 	const char *at = json_string_value(json_object_get(where, "text"));
-	char *said = NULL, ready[320] = "";
+	char *said = NULL, ready[560] = "";
 	int ok;
 	const char *st = json_string_value(json_object_get(
 		json_object_get(json_object_get(doc, "stacks"), "process"), "state"));
@@ -317,6 +318,9 @@ static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle,
 		snprintf(ready + n, sizeof(ready) - (size_t)n,
 			 "%s stopped by a signal (SIGSTOP, SIGTSTP, ...) when its core was taken: it is not running",
 			 n ? ";" : ",");
+	/* found not running from a send of its (or to it) that no running pair leaves pending */
+	else if (not_running && n >= 0 && (size_t)n < sizeof(ready))
+		snprintf(ready + n, sizeof(ready) - (size_t)n, "%s %s", n ? ";" : ",", not_running);
 	const char *died = dead_of;
 	if (!doc)
 		ok = asprintf(&said, "not analyzed (no document for it)");
@@ -488,7 +492,7 @@ json_t *cq_job_verdict(const json_t *job)
 			continue;
 		json_array_append_new(blocking, describe(docs[v], ns.rank[v], str(calls[v], "in"), cyclic[g.comp[v]],
 							    satisfied_of(job, ns.rank[v]),
-							    str(calls[v], "died")));
+							    calls[v]));
 		add_rank(&blocking_set, ns.rank[v]);
 	}
 	free(cyclic);
@@ -498,7 +502,7 @@ json_t *cq_job_verdict(const json_t *job)
 		const char *in = str(calls[v], "in");
 		if (!reached[v] && g.first[v + 1] == g.first[v] && in && !strncmp(in, "MPI_", 4))
 			json_array_append_new(inside, describe(docs[v], ns.rank[v], in, false, satisfied_of(job, ns.rank[v]),
-							    str(calls[v], "died")));
+							    calls[v]));
 	}
 	/* the text: what kind, who waits, on whom, where those are */
 	const json_t *dl = json_object_get(job, "deadlocks"), *pd = json_object_get(job, "possible_deadlocks");

@@ -37,6 +37,9 @@ struct calls {
 	int internal_comm;         /* the communicator of its collective traffic: -1 none, -2 several */
 	bool internal_listed;      /* its DLL lists the library's own operations (coreq's) */
 	int internal_pending;      /* how many of them are pending */
+	int ipeer[8], nipeer;      /* the world ranks its pending ones are with (the first 8) */
+	const char *not_running;   /* why it is taken as not running (an unseen message), or NULL */
+	char nr_why[240];          /* not_running's text */
 	const char *comm_source;   /* how that communicator was chosen */
 	bool comm_dropped;         /* MPI_COMM_WORLD was guessed, and dropped as impossible */
 	char comm_why[200];        /* comm_source when made here */
@@ -75,6 +78,24 @@ struct job {
 	bool internal_seen; /* some rank's queues hold collective traffic: the job's collectives run
 			     * over the PML, where a waiting rank always has a receive pending */
 	struct calls *calls; /* per rank present (node()): what its threads are inside */
+	struct unseen *unseen; /* sends pending for a reason one of their ranks explains */
+	size_t nunseen;
+};
+
+/* A pending send both of whose ranks run inside MPI, whose message is not waiting for a
+ * receive: Open MPI's shared-memory transport completes a send once the receiver has taken
+ * the fragment and the sender has seen it come back, so one of the two has not run its
+ * library since (stopped, or starved of CPU), and the cores cannot say which (a message in
+ * flight in the receiver's shared memory is in no queue). */
+enum unseen_kind {
+	UNSEEN_ARRIVED, /* in the receiver's unexpected queue: the sender has not seen it taken */
+	UNSEEN_MATCHED, /* a small one matched by the receiver's pending receive: it has not run */
+	UNSEEN_ABSENT,  /* at the receiver neither as a receive nor unexpected: one of the two */
+};
+
+struct unseen {
+	size_t op;
+	enum unseen_kind kind;
 };
 
 /* Ranks are C ints in MPI; a document's is refused outside [0, MAX_RANK]. */
@@ -141,7 +162,15 @@ static void add_op(struct job *j, int rank, int cls, int comm, json_t *op)
 		if (j->calls && v >= 0) {
 			struct calls *c = &j->calls[v];
 			c->internal_comm = c->internal_comm == -1 || c->internal_comm == comm ? comm : -2;
-			c->internal_pending += !strcmp(json_string_value(json_object_get(op, "status")) ?: "", "pending");
+			bool pend = !strcmp(json_string_value(json_object_get(op, "status")) ?: "", "pending");
+			c->internal_pending += pend;
+			json_t *pg = json_object_get(op, "peer_global");
+			bool dup = false;
+			for (int k = 0; k < c->nipeer; k++)
+				dup |= json_is_integer(pg) && c->ipeer[k] == json_integer_value(pg);
+			if (pend && json_is_integer(pg) && json_integer_value(pg) >= 0 && json_integer_value(pg) <= MAX_RANK &&
+			    !dup && c->nipeer < 8)
+				c->ipeer[c->nipeer++] = (int)json_integer_value(pg);
 			j->internal_seen = true;
 		}
 		return;
@@ -610,6 +639,7 @@ static json_t *find_cycles(struct job *j, json_t *edges, bool assumed)
 		json_t *tv = json_object_get(e, "to");
 		int to = json_is_integer(tv) ? node(j, (int)json_integer_value(tv)) : -1;
 		if (json_is_true(json_object_get(e, "waits")) && !json_is_true(json_object_get(e, "wildcard")) &&
+		    !json_is_true(json_object_get(e, "within")) &&
 		    (assumed || !json_is_true(json_object_get(e, "assumed"))) && from >= 0 && to >= 0)
 			el[ne++] = (struct cq_graph_edge){from, to};
 	}
@@ -990,14 +1020,32 @@ static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 			json_object_set_new(entry, "comm_assumed", json_true());
 		}
 		json_t *m;
+		/* where the DLL lists the library's own operations and some of the rank's are
+		 * pending on this communicator, it waits now on their peers only: a member that
+		 * already did its part and left (its message to this rank in flight) is not waited
+		 * on (a rank stopped inside MPI_Allreduce, its neighbours already in the next halo
+		 * exchange). A peer inside the same collective is waited on too, by an edge
+		 * `within` it: the library's exchange, which never makes a cycle of its own (two
+		 * members each with a message in flight to the other would) */
+		bool precise = c->internal_listed && c->nipeer > 0 && comm == c->internal_comm && !done;
+
 		json_array_foreach(j->comms[comm].group, k, m) {
 			int to = intval(m, -1), w = node(j, to);
 			if (to < 0 || to == rank)
 				continue;
 			const struct calls *tc = w >= 0 ? &j->calls[w] : NULL;
 			bool there = tc && tc->collective && tc->collective_comm == comm;
-			if (there && !strcmp(tc->collective, c->collective))
+			bool peer = false;
+			for (int x = 0; precise && x < c->nipeer; x++)
+				peer |= c->ipeer[x] == to;
+			if (there && !strcmp(tc->collective, c->collective)) {
+				if (peer && w >= 0) {
+					add_collective_edge(edges, rank, to, c->collective, comm_name(j, comm), NULL);
+					json_object_set_new(json_array_get(edges, json_array_size(edges) - 1), "within", json_true());
+					blocked[v] = true;
+				}
 				continue; /* in it too */
+			}
 			enum order ord = there ? collective_order(c->collective, tc->collective) : BEHIND;
 			const char *st = rank_state(j, w);
 			if (ord == AHEAD) {
@@ -1014,8 +1062,18 @@ static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 					 tc->collective, comm_name(j, comm), rank, c->collective);
 			const char *why = c->comm_assumed ? assumption :
 					  ord == UNKNOWN && leaves_early(c->collective) ? unknown : NULL;
-			if (w >= 0 && !done)
+			/* A member in a blocking point-to-point call may be past this collective
+			 * already (it did its part and left, its message to this rank in flight,
+			 * which no core shows: the next iteration's halo exchange): decided once it
+			 * is known who does not run (settle_passable) */
+			bool passable = !why && !there && tc && tc->known && !tc->stopped && !tc->died &&
+					cq_mpi_call_waits(st) != CQ_MPI_WAITS_NOTHING && cq_mpi_call_waits(st) != CQ_MPI_WAITS_COLLECTIVE;
+			if (w >= 0 && !done) {
 				add_collective_edge(edges, rank, to, c->collective, comm_name(j, comm), why);
+				if (passable)
+					json_object_set_new(json_array_get(edges, json_array_size(edges) - 1), "passable",
+							    json_pack("{s:I, s:s}", "comm", (json_int_t)comm, "in", st));
+			}
 			if (!fresh)
 				continue; /* the members elsewhere are listed once per entry */
 			json_array_append_new(json_object_get(entry, "elsewhere"),
@@ -1028,29 +1086,8 @@ static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 				json_object_set_new(entry, "mismatch", json_true());
 		}
 	}
-	/* A member in point-to-point is on its way here once its own waits end (the halo
-	 * exchange before a residual's MPI_Allreduce): no mismatch, unless it waits on a
-	 * member inside this collective, which cannot answer before it returns. */
-	json_array_foreach(out, i, doc) {
-		json_t *x, *e, *r;
-		size_t k, m, q;
-		json_array_foreach(json_object_get(doc, "elsewhere"), k, x) {
-			json_int_t who = json_integer_value(json_object_get(x, "rank"));
-			enum cq_mpi_wait w = cq_mpi_call_waits(json_string_value(json_object_get(x, "in")));
-			if (w == CQ_MPI_WAITS_NOTHING || w == CQ_MPI_WAITS_COLLECTIVE)
-				continue;
-			json_array_foreach(edges, m, e) {
-				if (json_integer_value(json_object_get(e, "from")) != who || json_is_true(json_object_get(e, "assumed")) ||
-				    json_is_true(json_object_get(e, "wildcard")) ||
-				    !strcmp(json_string_value(json_object_get(json_object_get(e, "op"), "kind")) ?: "", "collective"))
-					continue;
-				json_array_foreach(json_object_get(doc, "ranks"), q, r)
-					if (json_integer_value(r) == json_integer_value(json_object_get(e, "to")))
-						json_object_set_new(doc, "mismatch", json_true());
-			}
-		}
+	json_array_foreach(out, i, doc)
 		json_object_del(doc, "comm_index");
-	}
 	return out;
 }
 
@@ -1084,6 +1121,280 @@ static void add_wait_edge(json_t *edges, const struct op *o, int to, json_t *ref
 	json_array_append_new(edges, e);
 }
 
+/* Whether a thread of the rank of @p c is inside MPI call @p call (a C name). */
+static bool in_call(const struct calls *c, const char *call)
+{
+	json_t *x;
+	size_t k;
+	json_array_foreach(c->list, k, x)
+		if (!strcmp(json_string_value(json_object_get(x, "call")) ?: "", call))
+			return true;
+	return false;
+}
+
+/* Whether rank @p rank runs inside MPI by its stacks: a thread in a blocking MPI call, its
+ * process neither stopped nor dead (not_progressing()). */
+static bool running_in_mpi(const struct job *j, int rank)
+{
+	int v = node(j, rank);
+	return j->calls && v >= 0 && j->calls[v].known && !not_progressing(j, rank);
+}
+
+static void add_unseen(struct job *j, const struct op *o, enum unseen_kind kind)
+{
+	struct unseen *n = realloc(j->unseen, (j->nunseen + 1) * sizeof(*n));
+	if (!n)
+		return;
+	j->unseen = n;
+	n[j->nunseen++] = (struct unseen){(size_t)(o - j->ops), kind};
+}
+
+/* The wait edges as distinct (from, to) pairs of nodes, sorted: how many ranks wait directly
+ * on a rank, and whether one waits on another, in one sort (a job's halo exchanges give an
+ * unseen send per neighbour: no walk of every edge per send). */
+struct waits {
+	struct cq_graph_edge *e;
+	size_t n;
+	int *indeg; /* per node: distinct ranks waiting on it */
+};
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct cq_graph_edge *x = a, *y = b;
+	return x->from != y->from ? (x->from > y->from) - (x->from < y->from) : (x->to > y->to) - (x->to < y->to);
+}
+
+static bool waits_init(const struct job *j, json_t *edges, struct waits *w)
+{
+	json_t *e;
+	size_t i;
+	w->n = 0;
+	w->e = malloc((json_array_size(edges) + 1) * sizeof(*w->e));
+	w->indeg = calloc(j->npresent + 1, sizeof(int));
+	if (!w->e || !w->indeg)
+		return false;
+	json_array_foreach(edges, i, e) {
+		int from = node(j, (int)json_integer_value(json_object_get(e, "from")));
+		int to = node(j, (int)json_integer_value(json_object_get(e, "to")));
+		/* the waits known: a guess tells nothing of who is not running, nor a collective's
+		 * wait on a member that may have passed it, unless the rank's own pending
+		 * operations of the collective are with that member */
+		bool own = false;
+		const struct calls *fc = from >= 0 ? &j->calls[from] : NULL;
+		for (int x = 0; fc && fc->internal_listed && x < fc->nipeer; x++)
+			own |= to >= 0 && fc->ipeer[x] == j->present[to];
+		if (from >= 0 && to >= 0 && from != to && json_is_true(json_object_get(e, "waits")) &&
+		    !json_is_true(json_object_get(e, "wildcard")) && !json_is_true(json_object_get(e, "assumed")) &&
+		    (!json_object_get(e, "passable") || own))
+			w->e[w->n++] = (struct cq_graph_edge){from, to};
+	}
+	qsort(w->e, w->n, sizeof(*w->e), cmp_edge);
+	size_t k = 0;
+	for (i = 0; i < w->n; i++)
+		if (!k || cmp_edge(&w->e[k - 1], &w->e[i]))
+			w->e[k++] = w->e[i];
+	w->n = k;
+	for (i = 0; i < w->n; i++)
+		w->indeg[w->e[i].to]++;
+	return true;
+}
+
+static bool waits_on(const struct waits *w, int from, int to)
+{
+	struct cq_graph_edge key = {from, to};
+	return from >= 0 && to >= 0 && bsearch(&key, w->e, w->n, sizeof(key), cmp_edge);
+}
+
+/* Which rank of each unseen send has not run (struct unseen): the sender where the message
+ * arrived, the receiver where its receive matched it, else the one other ranks wait on (a
+ * rank that does not run becomes the end of everyone's waits; both when as many wait on
+ * each). A rank found not running waits on nobody: its edges go (as a stopped one's), and
+ * a sender still running waits on its receiver. The sends are listed (`unseen_sends`). */
+static void resolve_unseen(struct job *j, json_t *edges, json_t *list)
+{
+	static const char *const kinds[] = {"arrived", "matched", "absent"};
+	int *pick = malloc((j->nunseen + 1) * sizeof(int));
+	struct waits w = {0};
+	if (!pick || !waits_init(j, edges, &w)) {
+		free(pick);
+		free(w.e);
+		free(w.indeg);
+		return;
+	}
+	for (int pass = 0; pass < 2; pass++)
+	for (size_t k = 0; k < j->nunseen; k++) {
+		const struct op *o = &j->ops[j->unseen[k].op];
+		int s = o->rank, r = o->peer;
+		/* the second pass: two that tied, where one was found not running by another send */
+		if (pass) {
+			int vs = node(j, s), vr = node(j, r);
+			if (pick[k] >= 0)
+				continue;
+			pick[k] = vs >= 0 && j->calls[vs].not_running ? s : vr >= 0 && j->calls[vr].not_running ? r : -1;
+			continue;
+		}
+		if (j->unseen[k].kind == UNSEEN_ARRIVED)
+			pick[k] = s;
+		else if (j->unseen[k].kind == UNSEEN_MATCHED)
+			pick[k] = r;
+		else {
+			/* ranks other than the two that wait on each */
+			int ns = node(j, s), nr = node(j, r);
+			int ws = ns >= 0 ? w.indeg[ns] - waits_on(&w, nr, ns) : 0;
+			int wr = nr >= 0 ? w.indeg[nr] - waits_on(&w, ns, nr) : 0;
+			pick[k] = ws > wr ? s : wr > ws ? r : -1;
+		}
+		int v = node(j, pick[k]);
+		struct calls *c = v >= 0 ? &j->calls[v] : NULL;
+		if (c && !c->not_running) {
+			if (pick[k] == s)
+				snprintf(c->nr_why, sizeof(c->nr_why), "not running: its send to rank %d (tag %d, %lld bytes) %s, "
+					 "and it has not seen that (stopped, or starved of CPU)", r, o->tag, (long long)o->length,
+					 j->unseen[k].kind == UNSEEN_ARRIVED ? "arrived there" : "is no longer waiting there");
+			else
+				snprintf(c->nr_why, sizeof(c->nr_why), "not running: rank %d's send to it (tag %d, %lld bytes) "
+					 "is %s (stopped, or starved of CPU)", s, o->tag, (long long)o->length,
+					 j->unseen[k].kind == UNSEEN_MATCHED ? "matched by its pending receive, not taken"
+									     : "neither received nor queued there: in flight in "
+									       "its shared memory, not taken");
+			c->not_running = c->nr_why;
+		}
+	}
+	/* the edges of ranks that do not run go; where neither of two is known to be the one,
+	 * the waits between them (the pairs sorted, each edge looked up) */
+	struct cq_graph_edge *ties = malloc((j->nunseen + 1) * sizeof(*ties));
+	size_t nt = 0;
+	for (size_t k = 0; ties && k < j->nunseen; k++) {
+		const struct op *o = &j->ops[j->unseen[k].op];
+		if (pick[k] < 0)
+			ties[nt++] = (struct cq_graph_edge){o->rank < o->peer ? o->rank : o->peer,
+							    o->rank < o->peer ? o->peer : o->rank};
+	}
+	if (ties)
+		qsort(ties, nt, sizeof(*ties), cmp_edge);
+	json_t *keep = json_array(), *e;
+	size_t i;
+	json_array_foreach(edges, i, e) {
+		int from = (int)json_integer_value(json_object_get(e, "from"));
+		int to = (int)json_integer_value(json_object_get(e, "to"));
+		int v = node(j, from);
+		struct cq_graph_edge key = {from < to ? from : to, from < to ? to : from};
+		bool drop = (v >= 0 && j->calls[v].not_running) ||
+			    (ties && nt && bsearch(&key, ties, nt, sizeof(key), cmp_edge));
+		if (!drop)
+			json_array_append(keep, e);
+	}
+	free(ties);
+	json_array_clear(edges);
+	json_array_extend(edges, keep);
+	json_decref(keep);
+	for (size_t k = 0; k < j->nunseen; k++) {
+		const struct op *o = &j->ops[j->unseen[k].op];
+		json_t *ref = op_ref(j, o);
+		json_object_set_new(ref, "case", json_string(kinds[j->unseen[k].kind]));
+		json_object_set_new(ref, "not_running", pick[k] >= 0 ? json_integer(pick[k]) : json_null());
+		if (pick[k] < 0)
+			json_object_set_new(ref, "one_of", json_pack("[i, i]", o->rank, o->peer));
+		/* a sender that runs waits on a receiver that does not */
+		int vs = node(j, o->rank);
+		if (pick[k] == o->peer && vs >= 0 && !j->calls[vs].not_running) {
+			json_t *wref = op_ref(j, o);
+			json_object_set_new(wref, "peer_not_progressing", json_string("not running"));
+			add_wait_edge(edges, o, o->peer, wref, NULL);
+		}
+		json_array_append_new(list, ref);
+	}
+	free(pick);
+	free(w.e);
+	free(w.indeg);
+}
+
+/* The waits of ranks in a collective on members in point-to-point (`passable` edges): such
+ * a member has not passed the collective where a running member inside it still has one of
+ * the library's own operations pending with it (its part is not yet there); where the DLL
+ * lists those and none is, it may have done its part and left (its message in flight to a
+ * rank that does not run): no wait. Where they are not listed (Open MPI's DLL, no queues)
+ * the wait is a guess, said. A rank's waits `within` its collective (on a peer of its own
+ * pending operations inside it) stay only where it waits on no member outside. */
+static void settle_passable(struct job *j, json_t *edges)
+{
+	json_t *keep = json_array(), *e;
+	size_t i;
+	bool *outside = calloc(j->npresent + 1, sizeof(bool)); /* a rank keeps a wait on a member outside */
+	json_array_foreach(edges, i, e) {
+		json_t *pa = json_object_get(e, "passable");
+		int from = (int)json_integer_value(json_object_get(e, "from"));
+		int to = (int)json_integer_value(json_object_get(e, "to"));
+		int vf = node(j, from);
+		if (pa && vf >= 0) {
+			const struct calls *c = &j->calls[vf];
+			int comm = (int)json_integer_value(json_object_get(pa, "comm"));
+			if (j->internal_seen && c->internal_listed) {
+				bool pending = false;
+				for (size_t v = 0; v < j->npresent && !pending; v++) {
+					const struct calls *z = &j->calls[v];
+					if (!z->collective || z->collective_comm != comm || strcmp(z->collective, c->collective) ||
+					    z->not_running || z->stopped || z->died)
+						continue;
+					for (int x = 0; x < z->nipeer; x++)
+						pending |= z->ipeer[x] == to;
+				}
+				if (!pending)
+					continue; /* it may be past it: no wait */
+			} else {
+				char why[224];
+				snprintf(why, sizeof(why), "rank %d, in %s, has not yet passed rank %d's %s on %s", to,
+					 json_string_value(json_object_get(pa, "in")), from, c->collective, comm_name(j, comm));
+				json_object_set_new(e, "assumed", json_true());
+				json_object_set_new(e, "assumption", cq_json_str(why));
+			}
+		}
+		json_object_del(e, "passable");
+		if (outside && vf >= 0 && !json_is_true(json_object_get(e, "within")) &&
+		    !strcmp(json_string_value(json_object_get(json_object_get(e, "op"), "kind")) ?: "", "collective"))
+			outside[vf] = true;
+		json_array_append(keep, e);
+	}
+	json_array_clear(edges);
+	json_array_foreach(keep, i, e) {
+		int vf = node(j, (int)json_integer_value(json_object_get(e, "from")));
+		if (json_is_true(json_object_get(e, "within")) && outside && vf >= 0 && outside[vf])
+			continue;
+		json_array_append(edges, e);
+	}
+	json_decref(keep);
+	free(outside);
+}
+
+/* A member in point-to-point is on its way into a collective once its own waits end (the
+ * halo exchange before a residual's MPI_Allreduce): no mismatch, unless it waits (a
+ * definite edge of @p edges, as finally resolved) on a member inside the collective, which
+ * cannot answer before it returns; one found not running answers nothing either way. */
+static void p2p_mismatches(const struct job *j, json_t *colls, json_t *edges)
+{
+	json_t *doc, *x, *e, *r;
+	size_t i, k, m, q;
+	json_array_foreach(colls, i, doc) {
+		json_array_foreach(json_object_get(doc, "elsewhere"), k, x) {
+			json_int_t who = json_integer_value(json_object_get(x, "rank"));
+			enum cq_mpi_wait w = cq_mpi_call_waits(json_string_value(json_object_get(x, "in")));
+			if (w == CQ_MPI_WAITS_NOTHING || w == CQ_MPI_WAITS_COLLECTIVE)
+				continue;
+			json_array_foreach(edges, m, e) {
+				json_int_t to = json_integer_value(json_object_get(e, "to"));
+				int vt = node(j, (int)to);
+				if (json_integer_value(json_object_get(e, "from")) != who || json_is_true(json_object_get(e, "assumed")) ||
+				    json_is_true(json_object_get(e, "wildcard")) || (vt >= 0 && j->calls[vt].not_running) ||
+				    !strcmp(json_string_value(json_object_get(json_object_get(e, "op"), "kind")) ?: "", "collective"))
+					continue;
+				json_array_foreach(json_object_get(doc, "ranks"), q, r)
+					if (json_integer_value(r) == to)
+						json_object_set_new(doc, "mismatch", json_true());
+			}
+		}
+	}
+}
+
 /* Per rank: what its threads are inside, and where the job view took its waits from. */
 static json_t *rank_calls(const struct job *j)
 {
@@ -1108,6 +1419,9 @@ static json_t *rank_calls(const struct job *j)
 						     "threads", list));
 		if (c->died)
 			json_object_set_new(json_array_get(out, json_array_size(out) - 1), "died", cq_json_str(c->died));
+		if (c->not_running)
+			json_object_set_new(json_array_get(out, json_array_size(out) - 1), "not_running",
+					    cq_json_str(c->not_running));
 	}
 	return out;
 }
@@ -1168,7 +1482,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 	match(&j);
 	json_t *edges = json_array(), *unmatched_s = json_array(), *unmatched_r = json_array();
 	json_t *matched = json_array(), *stalls = json_array(), *posted = json_array(), *satisfied = json_array();
-	json_t *taken = json_array();
+	json_t *unseen = json_array();
 	bool *blocked = calloc(j.npresent + 1, sizeof(bool)), *has_ops = calloc(j.npresent + 1, sizeof(bool));
 	if (!blocked || !has_ops || !j.rank_of || !j.why_not || !j.present) {
 		free(blocked);
@@ -1195,6 +1509,13 @@ json_t *cq_waitfor_job(json_t *ranks)
 			 * rendezvous send completes only once its receiver progresses): a peer that
 			 * died, is stopped or computes outside MPI is waited on */
 			const char *np = not_progressing(&j, m->rank);
+			/* a small send matched by a posted receive that is still pending: its data
+			 * was there to take, so the receiver has not run its library since */
+			if (!np && !down && o->cls == SEND && o->length >= 0 && o->length <= EAGER_MAX && running_in_mpi(&j, o->rank) &&
+			    running_in_mpi(&j, m->rank)) {
+				add_unseen(&j, o, UNSEEN_MATCHED);
+				continue;
+			}
 			if (np && !down && waited_on(&j, o)) {
 				json_t *ref = op_ref(&j, o);
 				json_object_set_new(ref, "peer_not_progressing", json_string(np));
@@ -1229,32 +1550,27 @@ json_t *cq_waitfor_job(json_t *ranks)
 			json_array_append_new(posted, ref);
 			continue;
 		}
-		/* a send whose receiver runs in MPI, has no receive for it and no such message
-		 * in its unexpected queue (listed) nor in flight: the receiver took it; the send
-		 * completes when its own rank's library runs again (a rank stopped inside
-		 * MPI_Waitall before it saw its sends complete). It waits on nobody. */
-		int vp = o->peer != ANY ? node(&j, o->peer) : -1;
-		const struct calls *pc = j.calls && vp >= 0 ? &j.calls[vp] : NULL;
-		/* Where that queue is not visible (Open MPI's own DLL lists none), a small (eager)
-		 * send to a receiver in a collective is taken as received, and said so: its data
-		 * went to the receiver when it was posted, and a receive of it after the collective
-		 * (which needs the sender to leave its wait) would make a program that cannot
-		 * work. A larger one (rendezvous) still waits for a receive. */
-		char why[224];
-		if (o->cls == SEND && !at_peer && pc && pc->known && !not_progressing(&j, o->peer) &&
-		    (pc->unexpected_known || (pc->collective && !pc->send && !pc->recv && !pc->requests &&
-					      o->length >= 0 && o->length <= EAGER_MAX))) {
-			json_object_set_new(ref, "taken_by_peer", json_true());
-			if (!pc->unexpected_known) {
-				snprintf(why, sizeof(why), "rank %d is in %s with no receive of it pending: taken as received "
-					 "(a send of %lld bytes goes eagerly; its unexpected queue is not visible)", o->peer,
-					 pc->collective, (long long)o->length);
-				json_object_set_new(ref, "assumption", cq_json_str(why));
+		/* A send both of whose ranks run inside MPI, pending although its message is not
+		 * waiting for a receive (unseen.h's cases): one of the two has not run its library
+		 * since; which one is decided once every wait is known (resolve_unseen). A small
+		 * one arrived at the receiver (the sender has not seen it taken), or not at the
+		 * receiver at all: not taken (in flight in its shared memory, which no core
+		 * shows), or taken and completed there. A large one that is not at the receiver
+		 * where its unexpected queue is listed: likewise (its rendezvous header would be
+		 * there). */
+		if (o->cls == SEND && o->peer != ANY && running_in_mpi(&j, o->rank) && running_in_mpi(&j, o->peer)) {
+			int vp = node(&j, o->peer);
+			bool small = o->length >= 0 && o->length <= EAGER_MAX;
+			/* (a synchronous send waits for its receive whatever its size: MPI_Ssend
+			 * is not taken so where the receiver's unexpected queue is not listed) */
+			if (!at_peer && (j.calls[vp].unexpected_known || (small && !in_call(&j.calls[vo], "MPI_Ssend")))) {
+				json_decref(ref);
+				add_unseen(&j, o, UNSEEN_ABSENT);
+				continue;
 			}
-			json_array_append_new(taken, ref);
-			continue;
 		}
 		/* a request whose status the DLL cannot tell, taken as pending: a guess */
+		char why[224];
 		const char *assume = NULL;
 		if (o->pending_by_stack) {
 			snprintf(why, sizeof(why), "rank %d's %s (peer %d, tag %d) is still pending: the DLL's status of it is "
@@ -1280,6 +1596,18 @@ json_t *cq_waitfor_job(json_t *ranks)
 	}
 	/* ranks with no MPI operation at all, and documents that failed */
 	json_t *colls = blocked ? collectives(&j, edges, blocked) : json_array();
+	if (blocked) {
+		resolve_unseen(&j, edges, unseen);
+		settle_passable(&j, edges);
+		p2p_mismatches(&j, colls, edges);
+		/* who waits, once the waits are final */
+		memset(blocked, 0, (j.npresent + 1) * sizeof(bool));
+		json_t *e;
+		size_t x;
+		json_array_foreach(edges, x, e)
+			if (json_is_true(json_object_get(e, "waits")) && node(&j, (int)json_integer_value(json_object_get(e, "from"))) >= 0)
+				blocked[node(&j, (int)json_integer_value(json_object_get(e, "from")))] = true;
+	}
 	json_t *no_state = json_array(), *failed = json_array(), *rank_problems = json_array(), *doc;
 	size_t i;
 	for (size_t k = 0; k < j.nops; k++)
@@ -1366,7 +1694,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 	json_object_set_new(out, "rank_problems", rank_problems);
 	json_object_set_new(out, "posted", posted);
 	json_object_set_new(out, "satisfied_receives", satisfied);
-	json_object_set_new(out, "taken_sends", taken);
+	json_object_set_new(out, "unseen_sends", unseen);
 	json_object_set_new(out, "collectives", colls);
 	json_object_set_new(out, "possible_deadlocks", possible);
 	json_object_set_new(out, "calls", rank_calls(&j));
@@ -1410,6 +1738,7 @@ json_t *cq_waitfor_job(json_t *ranks)
 	free(j.present);
 	free(j.rank_of);
 	free(j.calls);
+	free(j.unseen);
 	for (size_t c = 0; c < j.ncomms; c++)
 		free(j.comms[c].label);
 	free(j.comms);
