@@ -88,7 +88,6 @@ struct job {
  * library since (stopped, or starved of CPU), and the cores cannot say which (a message in
  * flight in the receiver's shared memory is in no queue). */
 enum unseen_kind {
-	UNSEEN_ARRIVED, /* in the receiver's unexpected queue: the sender has not seen it taken */
 	UNSEEN_MATCHED, /* a small one matched by the receiver's pending receive: it has not run */
 	UNSEEN_ABSENT,  /* at the receiver neither as a receive nor unexpected: one of the two */
 };
@@ -1205,14 +1204,14 @@ static bool waits_on(const struct waits *w, int from, int to)
 	return from >= 0 && to >= 0 && bsearch(&key, w->e, w->n, sizeof(key), cmp_edge);
 }
 
-/* Which rank of each unseen send has not run (struct unseen): the sender where the message
- * arrived, the receiver where its receive matched it, else the one other ranks wait on (a
+/* Which rank of each unseen send has not run (struct unseen)
+ * (the receiver where its receive matched it, else the one other ranks wait on: a
  * rank that does not run becomes the end of everyone's waits; both when as many wait on
  * each). A rank found not running waits on nobody: its edges go (as a stopped one's), and
  * a sender still running waits on its receiver. The sends are listed (`unseen_sends`). */
 static void resolve_unseen(struct job *j, json_t *edges, json_t *list)
 {
-	static const char *const kinds[] = {"arrived", "matched", "absent"};
+	static const char *const kinds[] = {"matched", "absent"};
 	int *pick = malloc((j->nunseen + 1) * sizeof(int));
 	struct waits w = {0};
 	if (!pick || !waits_init(j, edges, &w)) {
@@ -1233,9 +1232,7 @@ static void resolve_unseen(struct job *j, json_t *edges, json_t *list)
 			pick[k] = vs >= 0 && j->calls[vs].not_running ? s : vr >= 0 && j->calls[vr].not_running ? r : -1;
 			continue;
 		}
-		if (j->unseen[k].kind == UNSEEN_ARRIVED)
-			pick[k] = s;
-		else if (j->unseen[k].kind == UNSEEN_MATCHED)
+		if (j->unseen[k].kind == UNSEEN_MATCHED)
 			pick[k] = r;
 		else {
 			/* ranks other than the two that wait on each */
@@ -1248,9 +1245,9 @@ static void resolve_unseen(struct job *j, json_t *edges, json_t *list)
 		struct calls *c = v >= 0 ? &j->calls[v] : NULL;
 		if (c && !c->not_running) {
 			if (pick[k] == s)
-				snprintf(c->nr_why, sizeof(c->nr_why), "not running: its send to rank %d (tag %d, %lld bytes) %s, "
-					 "and it has not seen that (stopped, or starved of CPU)", r, o->tag, (long long)o->length,
-					 j->unseen[k].kind == UNSEEN_ARRIVED ? "arrived there" : "is no longer waiting there");
+				snprintf(c->nr_why, sizeof(c->nr_why), "not running: its send to rank %d (tag %d, %lld bytes) is no "
+					 "longer waiting there, and it has not seen that (stopped, or starved of CPU)", r, o->tag,
+					 (long long)o->length);
 			else
 				snprintf(c->nr_why, sizeof(c->nr_why), "not running: rank %d's send to it (tag %d, %lld bytes) "
 					 "is %s (stopped, or starved of CPU)", s, o->tag, (long long)o->length,
