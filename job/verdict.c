@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "graph.h"
+#include "mpicall.h"
 #include "ranges.h"
 #include "verdict.h"
 
@@ -290,6 +291,22 @@ static const json_t *satisfied_of(const json_t *job, int rank)
 	return NULL;
 }
 
+/* Whether any communicator @p doc lists has a send or receive queue read. */
+static bool queues_read(const json_t *doc)
+{
+	const json_t *c;
+	size_t i;
+	json_array_foreach(json_object_get(doc, "communicators"), i, c) {
+		const json_t *q = json_object_get(c, "queues");
+		for (int k = 0; k < 2; k++) {
+			const char *st = str(json_object_get(q, k ? "receives" : "sends"), "state");
+			if (st && strcmp(st, "no_information"))
+				return true;
+		}
+	}
+	return false;
+}
+
 /* What is said of a blocking rank: where it is, and in what; of one inside MPI whose
  * receive has its message there already (@p sat), that it is not running. */
 static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle, const json_t *sat,
@@ -321,6 +338,13 @@ static json_t *describe(const json_t *doc, int rank, const char *in, bool cycle,
 	/* found not running from a send of its (or to it) that no running pair leaves pending */
 	else if (not_running && n >= 0 && (size_t)n < sizeof(ready))
 		snprintf(ready + n, sizeof(ready) - (size_t)n, "%s %s", n ? ";" : ",", not_running);
+	/* in point-to-point with no queues read: the ranks waiting on it are known (their
+	 * collectives), what it waits on is not */
+	enum cq_mpi_wait w = in ? cq_mpi_call_waits(in) : CQ_MPI_WAITS_NOTHING;
+	if (!stopped && !not_running && !dead_of && doc && w != CQ_MPI_WAITS_NOTHING && w != CQ_MPI_WAITS_COLLECTIVE &&
+	    !queues_read(doc) && n >= 0 && (size_t)n < sizeof(ready))
+		snprintf(ready + n, sizeof(ready) - (size_t)n, "%s waiting on what is not known (no message queues read)",
+			 n ? ";" : ",");
 	const char *died = dead_of;
 	if (!doc)
 		ok = asprintf(&said, "not analyzed (no document for it)");
@@ -597,6 +621,20 @@ json_t *cq_job_verdict(const json_t *job)
 				free(ot);
 				cq_ranges_deinit(&others);
 			}
+		}
+		/* a small send neither end can be told not to have run: both are named */
+		size_t ties = 0;
+		json_array_foreach(json_object_get(job, "unseen_sends"), i, x) {
+			const json_t *o = json_object_get(x, "one_of");
+			if (json_array_size(o) != 2 || ties++ >= 3)
+				continue;
+			long long a = json_integer_value(json_array_get(o, 0)), b = json_integer_value(json_array_get(o, 1));
+			fprintf(f, "; one of ranks %lld, %lld is not running: rank %lld's send to rank %lld", a < b ? a : b,
+				a < b ? b : a, (long long)json_integer_value(json_object_get(x, "rank")),
+				(long long)json_integer_value(json_object_get(x, "peer")));
+			if (json_is_integer(json_object_get(x, "tag")))
+				fprintf(f, " (tag %lld)", (long long)json_integer_value(json_object_get(x, "tag")));
+			fputs(" is neither received nor queued there", f);
 		}
 		free(wt);
 		free(bt);

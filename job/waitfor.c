@@ -881,6 +881,46 @@ static void add_collective_edge(json_t *edges, int from, int to, const char *cal
 	json_array_append_new(edges, e);
 }
 
+/* A rank whose collective's communicator is only guessed (or not known) takes, as a guess
+ * still, the one a member in the same call is known to be on, when it is a member of it and
+ * no other such communicator exists: QE's rank 2, dead in its MPI_Bcast with no request
+ * left in its queues, and its pool partner rank 3 in MPI_Bcast on their 2-rank pool
+ * communicator (read from its collective traffic). More likely than MPI_COMM_WORLD: one
+ * collective call on a communicator both belong to, one rank of it seen there. */
+static void share_known_comm(struct job *j)
+{
+	for (size_t v = 0; v < j->npresent; v++) {
+		struct calls *c = &j->calls[v];
+		if (!c->collective || c->comm_dropped || (c->collective_comm >= 0 && !c->comm_assumed))
+			continue;
+		int found = -1, from = -1;
+		bool several = false;
+		for (size_t u = 0; u < j->npresent; u++) {
+			const struct calls *o = &j->calls[u];
+			if (u == v || !o->collective || strcmp(o->collective, c->collective) || o->collective_comm < 0 ||
+			    o->comm_assumed || !json_array_size(j->comms[o->collective_comm].group) ||
+			    !in_group(j, o->collective_comm, j->present[v]))
+				continue;
+			several |= found >= 0 && found != o->collective_comm;
+			if (found < 0) {
+				found = o->collective_comm;
+				from = j->present[u];
+			}
+		}
+		/* (never MPI_COMM_WORLD where the argument says it is another) */
+		if (found < 0 || several ||
+		    (c->arg_comm && !json_object_get(c->arg_comm, "name") &&
+		     !strcmp(j->comms[found].name ?: "", "MPI_COMM_WORLD")))
+			continue;
+		snprintf(c->comm_why, sizeof(c->comm_why),
+			 "assumed the communicator of rank %d's %s (known), which the rank belongs to: the call's "
+			 "communicator argument is not recovered from the stack", from, c->collective);
+		c->collective_comm = found;
+		c->comm_assumed = true;
+		c->comm_source = c->comm_why;
+	}
+}
+
 /* Where guessing MPI_COMM_WORLD (collective_comm) makes the program one that cannot work,
  * the guess is dropped: two members of one communicator in different collectives, neither
  * of which lets members leave early, cannot both be there (QE's ranks, each in a collective
@@ -962,6 +1002,7 @@ static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 		if (v >= 0 && j->calls[v].collective && j->present[v] == j->rank_of[i])
 			collective_comm(j, v, doc);
 	}
+	share_known_comm(j);
 	drop_impossible(j);
 	for (size_t v = 0; v < j->npresent; v++) {
 		const struct calls *c = &j->calls[v];
@@ -1017,6 +1058,14 @@ static json_t *collectives(struct job *j, json_t *edges, bool *blocked)
 			snprintf(assumption, sizeof(assumption), "rank %d's %s is on %s", rank, c->collective,
 				 comm_name(j, comm));
 			json_object_set_new(entry, "comm_assumed", json_true());
+			/* which of its ranks it is a guess for (others may have it read) */
+			json_t *list = json_object_get(entry, "assumed_ranks");
+			if (!list)
+				json_object_set_new(entry, "assumed_ranks", list = json_array());
+			json_array_append_new(list, json_integer(rank));
+		} else if (!fresh && json_object_get(entry, "assumed_ranks")) {
+			/* how it is known, from a rank it is not a guess for */
+			json_object_set_new(entry, "comm_source", cq_json_str(c->comm_source));
 		}
 		json_t *m;
 		/* where the DLL lists the library's own operations and some of the rank's are

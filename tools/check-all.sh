@@ -20,6 +20,9 @@ else
 	fail=$((fail + 1))
 	variants="build build-asan"
 fi
+# The real applications' cores (tests/fixture/mqd_apps.py) are made once, for all three.
+COREQ_APP_CORES=$(mktemp -d /tmp/coreq-app-cores.XXXXXX) && export COREQ_APP_CORES
+trap 'rm -rf "$COREQ_APP_CORES"' EXIT
 for variant in $variants; do
 	t0=$SECONDS
 	out=$(COREQ=$variant/coreq UNIT=$variant/tests ASAN_OPTIONS=detect_leaks=1:exitcode=86:handle_segv=0:handle_abort=0 UBSAN_OPTIONS=print_stacktrace=1:exitcode=87 tests/run.sh 2>&1)
