@@ -1415,7 +1415,9 @@ static void settle_passable(struct job *j, json_t *edges)
 /* A member in point-to-point is on its way into a collective once its own waits end (the
  * halo exchange before a residual's MPI_Allreduce): no mismatch, unless it waits (a
  * definite edge of @p edges, as finally resolved) on a member inside the collective, which
- * cannot answer before it returns; one found not running answers nothing either way. */
+ * cannot answer before it returns, and that member waits on it for sure too (else what it
+ * waits for may be in flight: OpenFOAM's rank caught with its neighbour's halo message not
+ * yet taken); one found not running answers nothing either way. */
 static void p2p_mismatches(const struct job *j, json_t *colls, json_t *edges)
 {
 	json_t *doc, *x, *e, *r;
@@ -1433,9 +1435,33 @@ static void p2p_mismatches(const struct job *j, json_t *colls, json_t *edges)
 				    json_is_true(json_object_get(e, "wildcard")) || (vt >= 0 && j->calls[vt].not_running) ||
 				    !strcmp(json_string_value(json_object_get(json_object_get(e, "op"), "kind")) ?: "", "collective"))
 					continue;
-				json_array_foreach(json_object_get(doc, "ranks"), q, r)
-					if (json_integer_value(r) == to)
-						json_object_set_new(doc, "mismatch", json_true());
+				/* and the member inside waits back on it for sure: a small message the
+				 * member sent before it entered may still be in flight to a rank that has
+				 * not run since (stopped, starved of CPU), its send complete and gone */
+				bool back = false, guess = false;
+				json_t *b;
+				size_t z;
+				json_array_foreach(edges, z, b) {
+					if (json_integer_value(json_object_get(b, "from")) != to ||
+					    json_integer_value(json_object_get(b, "to")) != who)
+						continue;
+					if (json_is_true(json_object_get(b, "assumed")))
+						guess = true;
+					else
+						back = true;
+				}
+				/* (where that wait back is itself a guess, so is the mismatch: said) */
+				json_array_foreach(json_object_get(doc, "ranks"), q, r) {
+					if (json_integer_value(r) != to || !(back || guess))
+						continue;
+					bool had = json_is_true(json_object_get(doc, "mismatch")) &&
+						   !json_is_true(json_object_get(doc, "mismatch_assumed"));
+					json_object_set_new(doc, "mismatch", json_true());
+					if (back || had)
+						json_object_del(doc, "mismatch_assumed");
+					else
+						json_object_set_new(doc, "mismatch_assumed", json_true());
+				}
 			}
 		}
 	}
