@@ -43,9 +43,12 @@ part() {
 	local name=$1
 	shift
 	echo "### $name ($COREQ)"
+	local t0=$SECONDS
 	"$@" >"$log" 2>&1
 	local rc=$?
 	grep -v '^ok - ' "$log"
+	# (what each part costs, for keeping make check within its time)
+	echo "# part took $((SECONDS - t0)) s"
 	local line
 	line=$(grep -E '([0-9]+) passed, ([0-9]+) failed' "$log" | tail -n 1)
 	if [ -z "$line" ]; then
