@@ -1,16 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file job.h
- * The ranks of an MPI job on this node, found as `coreq stacks` numbers ranks: a process's
- * rank is the first of OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID in its
- * environment (/proc/PID/environ: readable where it may be traced). The job of a process
- * is its launcher's (the nearest ancestor without a rank: mpirun, orted, srun's step, or
- * the process itself when it has none) descendants that have a rank, each the topmost
- * on its branch (a rank's own children inherit its variables).
+ * The ranks of an MPI job on this node. Two ways, the launcher's table first:
+ *
+ * * A launcher's MPIR_proctable (mpir.h: srun, Open MPI 4's mpirun, MPICH's hydra), read
+ *   without stopping it when the process named is one: rank r is entry r; the entries on
+ *   this host are the ranks here, the others are named as elsewhere.
+ * * Otherwise the processes' environments (/proc/PID/environ: readable where they may be
+ *   traced), as `coreq stacks` numbers ranks. A rank variable has a strength:
+ *   OMPI_COMM_WORLD_RANK, then PMIX_RANK, PMI_RANK, and SLURM_PROCID last (the task of a
+ *   Slurm step: mpirun and the batch shell of an sbatch job have it, and orted has its own
+ *   step's). A process's rank is its strongest variable's. The job of a process is its
+ *   launcher's (the nearest ancestor without a rank variable: slurmstepd, mpirun, or the
+ *   process itself when it has none) descendants with a rank variable that are ranks:
+ *   where any of them maps an MPI library (libmpi*, libmpich*), those that do (orted,
+ *   mpirun, a wrapper shell under srun are not ranks, whatever their variables say); where
+ *   none does (a statically linked MPI, a test's stand-ins), those whose strongest
+ *   variable is the job's strongest. Each is the topmost such on its branch (a rank's own
+ *   children inherit its variables and its libraries).
  */
 #ifndef COREQ_LIVE_JOB_H
 #define COREQ_LIVE_JOB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/error.h"
@@ -20,13 +32,34 @@ struct cq_job_rank {
 	int rank;
 };
 
-/** The rank of process @p pid from its environment, -1 when it has none (or it cannot be
- * read). */
+/** A rank of a launcher's table on another host. */
+struct cq_job_remote {
+	int rank;
+	int pid;    /**< in its host's pid namespace */
+	char *host; /**< as the table names it */
+};
+
+struct cq_job {
+	int launcher;                   /**< the launcher's pid (its table's, or the tree's top) */
+	struct cq_job_rank *ranks;      /**< the ranks on this host, by rank */
+	size_t n;
+	/** From the launcher's MPIR_proctable (the file that holds it), else NULL. */
+	char *table_image;
+	struct cq_job_remote *elsewhere; /**< the table's ranks on other hosts, by rank */
+	size_t nelsewhere;
+};
+
+/** The rank of process @p pid from its environment (its strongest rank variable), -1 when
+ * it has none (or it cannot be read). */
 int cq_job_rank_of(int pid);
 
-/** The ranks of the job of process @p pid (a rank or the launcher), by rank, into *@p ret
- * (caller frees) and *@p n; the launcher's pid into *@p launcher. An error names what was
- * looked for when there is none, or two processes claim one rank. */
-struct cq_error *cq_job_ranks(int pid, struct cq_job_rank **ret, size_t *n, int *launcher);
+/** Whether process @p pid maps an MPI library (libmpi*, libmpich*). */
+bool cq_job_maps_mpi(int pid);
+
+/** The job of process @p pid (a rank or its launcher) into *@p ret (cq_job_free). An error
+ * names what was looked for when there is no rank here, or two processes claim one rank. */
+struct cq_error *cq_job_find(int pid, struct cq_job *ret);
+
+void cq_job_free(struct cq_job *job);
 
 #endif

@@ -20,6 +20,8 @@
 
 /* The bt documents of every process of every sample (--samples), for job/progress.h. */
 static json_t *sample_bts;
+/* --job --json: how each job's ranks were found (the document's "jobs"). */
+static json_t *job_docs;
 
 /* A process the kernel would write no core of (not dumpable) is refused unless the user
  * asked for it; then it is said. */
@@ -293,40 +295,67 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const struct cq_o
  * read and written, then all resumed together. */
 static int snapshot_job(struct cq_cli *cli, int pid, const struct cq_outdir *dir, json_t *list)
 {
-	struct cq_job_rank *ranks;
-	size_t n;
-	int launcher;
-	struct cq_error *err = cq_job_ranks(pid, &ranks, &n, &launcher);
+	struct cq_job job;
+	struct cq_error *err = cq_job_find(pid, &job);
 	if (err)
 		return cq_fail(err);
 	int rc = CQ_EXIT_OK;
 	/* every rank checked before any is stopped: a refusal holds none */
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = dumpable_or_asked(cli, ranks[i].pid);
+	for (size_t i = 0; i < job.n && !rc; i++)
+		rc = dumpable_or_asked(cli, job.ranks[i].pid);
 	if (rc) {
-		free(ranks);
+		cq_job_free(&job);
 		return rc;
 	}
 	cq_process_hold(true);
-	for (size_t i = 0; i < n && !err; i++)
-		err = cq_process_stop(ranks[i].pid, &cli->live);
+	for (size_t i = 0; i < job.n && !err; i++)
+		err = cq_process_stop(job.ranks[i].pid, &cli->live);
 	if (err) {
 		cq_process_hold(false);
 		cq_process_resume_all();
-		free(ranks);
+		cq_job_free(&job);
 		return cq_fail(err);
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < job.n; i++) {
 		cli->nargs = 0;
-		int r = snapshot_one(cli, ranks[i].pid, ranks[i].rank, dir, list);
+		int r = snapshot_one(cli, job.ranks[i].pid, job.ranks[i].rank, dir, list);
 		if (r && !rc)
 			rc = r;
 	}
 	cq_process_hold(false);
 	cq_process_resume_all();
+	/* a launcher's table with ranks on other hosts: this node's are written, the others
+	 * named (what reaches them: --slurm), and the snapshot is not the job's */
+	if (job.nelsewhere) {
+		char ranks[256] = "";
+		size_t at = 0;
+		for (size_t i = 0; i < job.nelsewhere && at < sizeof(ranks) - 32; i++)
+			at += (size_t)snprintf(ranks + at, sizeof(ranks) - at, "%s%d@%s", i ? ", " : "",
+					       job.elsewhere[i].rank, cq_esc(job.elsewhere[i].host));
+		fprintf(stderr, "coreq: snapshot: launcher %d: %zu of its %zu ranks are on other hosts (%s%s): not "
+				"reached from here (coreq snapshot --slurm JOB reaches a Slurm job's every node)\n",
+			job.launcher, job.nelsewhere, job.n + job.nelsewhere, ranks,
+			at >= sizeof(ranks) - 32 ? ", ..." : "");
+		if (!rc)
+			rc = CQ_EXIT_PARTIAL;
+	}
+	if (job_docs) {
+		json_t *away = json_array();
+		for (size_t i = 0; i < job.nelsewhere; i++)
+			json_array_append_new(away, json_pack("{s:i, s:o, s:i}", "rank", job.elsewhere[i].rank, "host",
+							      cq_json_str(job.elsewhere[i].host), "pid",
+							      job.elsewhere[i].pid));
+		json_array_append_new(job_docs, json_pack("{s:i, s:i, s:s, s:o, s:I, s:o}", "of", pid, "launcher",
+							  job.launcher, "found_by", job.table_image ? "MPIR_proctable" :
+							  "environment", "table_image", job.table_image ?
+							  cq_json_str(job.table_image) : json_null(), "ranks",
+							  (json_int_t)job.n, "elsewhere", away));
+	}
 	if (!list)
-		printf("job of process %d (launcher %d): %zu ranks stopped together, resumed together\n", pid, launcher, n);
-	free(ranks);
+		printf("job of process %d (launcher %d%s%s): %zu ranks stopped together, resumed together\n", pid,
+		       job.launcher, job.table_image ? ", its MPIR_proctable in " : "",
+		       job.table_image ? cq_esc(job.table_image) : "", job.n);
+	cq_job_free(&job);
 	return rc;
 }
 
@@ -345,6 +374,7 @@ int cq_cmd_snapshot(struct cq_cli *cli)
 	unsigned nsamples = cli->samples ? cli->samples : 1;
 	json_t *list = cli->json ? json_array() : NULL;
 	sample_bts = nsamples > 1 ? json_array() : NULL;
+	job_docs = list && cli->job ? json_array() : NULL;
 	int rc = CQ_EXIT_OK;
 	char **args = cli->args;
 	int nargs = cli->nargs;
@@ -417,6 +447,9 @@ int cq_cmd_snapshot(struct cq_cli *cli)
 	}
 	if (list) {
 		json_t *doc = json_pack("{s:s, s:o}", "schema", "coreq-snapshot/1", "snapshots", list);
+		if (job_docs)
+			json_object_set_new(doc, "jobs", job_docs);
+		job_docs = NULL;
 		if (moved)
 			json_object_set_new(doc, "progress", json_incref(moved));
 		cq_emit_json(doc);
