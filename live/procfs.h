@@ -3,7 +3,7 @@
  * @file procfs.h
  * What live/ reads of /proc about a process before and while it holds it: small files
  * whole, a thread's state, why the kernel refuses to let this user trace it, whether the
- * kernel would write a core of it. Internal to live/.
+ * kernel would write a core of it. Used by live/ and by launch/ (a job's processes).
  */
 #ifndef COREQ_LIVE_PROCFS_H
 #define COREQ_LIVE_PROCFS_H

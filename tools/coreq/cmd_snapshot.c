@@ -14,7 +14,7 @@
 #include "events/events.h"
 #include "job/progress.h"
 #include "corelib/core_write.h"
-#include "live/job.h"
+#include "launch/job.h"
 #include "output/outdir.h"
 #include "output/output.h"
 

@@ -2,7 +2,7 @@
 /* The ranks of an MPI job on this node (job.h). */
 #include "job.h"
 #include "mpir.h"
-#include "procfs.h"
+#include "live/procfs.h"
 
 #include <dirent.h>
 #include <errno.h>

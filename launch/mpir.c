@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A launcher's MPIR process table, read from its memory without stopping it (mpir.h). */
 #include "mpir.h"
-#include "procfs.h"
+#include "live/procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>

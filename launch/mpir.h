@@ -11,8 +11,8 @@
  * a rank and its table does not change once the job runs. Reading needs what tracing it
  * needs (the same user, Yama's ptrace_scope); the launcher is never written to.
  */
-#ifndef COREQ_LIVE_MPIR_H
-#define COREQ_LIVE_MPIR_H
+#ifndef COREQ_LAUNCH_MPIR_H
+#define COREQ_LAUNCH_MPIR_H
 
 #include <stdbool.h>
 #include <stddef.h>

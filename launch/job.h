@@ -19,8 +19,8 @@
  *   variable is the job's strongest. Each is the topmost such on its branch (a rank's own
  *   children inherit its variables and its libraries).
  */
-#ifndef COREQ_LIVE_JOB_H
-#define COREQ_LIVE_JOB_H
+#ifndef COREQ_LAUNCH_JOB_H
+#define COREQ_LAUNCH_JOB_H
 
 #include <stdbool.h>
 #include <stddef.h>
