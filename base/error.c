@@ -104,6 +104,7 @@ const char *cq_error_code_name(enum cq_error_code code)
 	case CQ_ERR_MALFORMED: return "malformed";
 	case CQ_ERR_COMPRESSED: return "compressed";
 	case CQ_ERR_PROCESS: return "process";
+	case CQ_ERR_JOB: return "job";
 	case CQ_ERR_FAULT: return "fault";
 	case CQ_ERR_NOT_FOUND: return "not_found";
 	case CQ_ERR_MISSING: return "missing";

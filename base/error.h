@@ -29,6 +29,7 @@ enum cq_error_code {
 	CQ_ERR_INTERNAL,    /**< a library we use failed unexpectedly */
 	CQ_ERR_PLUGIN,      /**< a debugger plugin is missing, untrusted or unusable */
 	CQ_ERR_PROCESS,     /**< a live process cannot be traced, stopped or held (live/) */
+	CQ_ERR_JOB,         /**< a launcher's job: none such, ended, no rank, a node that failed (launch/) */
 };
 
 struct cq_error {

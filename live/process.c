@@ -622,6 +622,16 @@ unsigned cq_process_stopped_ms(const struct cq_core *core)
 	return (unsigned)((now.tv_sec - l->stopped_at.tv_sec) * 1000 + (now.tv_nsec - l->stopped_at.tv_nsec) / 1000000);
 }
 
+bool cq_process_held_ms(int pid, unsigned *ms)
+{
+	struct timespec at, real, resumed;
+	char state;
+	if (!cq_hold_stopped_at(pid, &at, &real, &state) || !cq_hold_resumed_at(pid, &resumed))
+		return false;
+	*ms = (unsigned)((resumed.tv_sec - at.tv_sec) * 1000 + (resumed.tv_nsec - at.tv_nsec) / 1000000);
+	return true;
+}
+
 struct cq_error *cq_process_pages(struct cq_core *core, const struct cq_mem_range **ret, size_t *n)
 {
 	struct live *l = core->source != &live_source ? NULL : core->source_data;

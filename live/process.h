@@ -80,6 +80,11 @@ void cq_process_resume_all(void);
  * coreq stopped); 0 for another source's model. */
 unsigned cq_process_stopped_ms(const struct cq_core *core);
 
+/** How long process @p pid of the last hold was held stopped, from its stop to its resume
+ * (cq_process_resume_all: a job's ranks stay stopped past their reading), in ms into
+ * *@p ms; false while it is held or when it was not of the last hold. */
+bool cq_process_held_ms(int pid, unsigned *ms);
+
 /** Whether the kernel would write a core of process @p pid: false, with why in @p why
  * (@p n bytes), for one that is not dumpable (PR_SET_DUMPABLE 0, a setuid program's
  * changed credentials; a root process's PR_SET_DUMPABLE 0 cannot be told from /proc). */

@@ -15,11 +15,15 @@ build_pkgs=(make gcc binutils-multiarch-dev libdw-dev libelf-dev libdebuginfod-d
 # libblas3, liblapack3, libgfortran5: what Debian's ScaLAPACK tests need (mqd_mpich.py
 # downloads and unpacks them, never installs them: they would bring Debian's MPICH);
 # strace: another tracer on one thread (tests/fixture/live_bounds.py); util-linux: setpriv,
-# prlimit (app-cores.sh's killed cases)
+# prlimit (app-cores.sh's killed cases), unshare (the Slurm nodes' namespaces);
+# slurmctld, slurmd, slurm-client, munge, slurm-wlm-basic-plugins, libpmix-dev: the Slurm
+# cluster tools/fixtures/slurm/cluster.sh starts for tests/fixture/slurm.py (srun
+# --mpi=pmix needs libpmix-dev's libpmix.so; the cluster uses none of their services)
 test_pkgs=(python3 jq elfutils gdb-multiarch clang-14 libclang-rt-14-dev libopenmpi-dev
 	gcc-12-i686-linux-gnu libc6-i386 qemu-user-static valgrind libopenmpi3 graphviz zstd xz-utils lz4
 	debuginfod lammps hpcc openfoam openfoam-examples quantum-espresso quantum-espresso-data
-	openmpi-bin libblas3 liblapack3 libgfortran5 strace util-linux)
+	openmpi-bin libblas3 liblapack3 libgfortran5 strace util-linux
+	slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins libpmix-dev)
 pkgs=("${build_pkgs[@]}")
 [ "${1:-}" = --build ] || pkgs+=("${test_pkgs[@]}")
 

@@ -39,6 +39,8 @@ enum cq_exit {
 	CQ_EXIT_PROCESS = 12,    /**< --pid: the process cannot be traced (not yours, Yama, traced already)
 	                              or was held past --max-stop; snapshot: not dumpable, or its
 	                              memory could not be read (none of its stacks) */
+	CQ_EXIT_JOB = 13,        /**< --slurm: the job does not exist or has ended, has no MPI rank, or
+	                              a node's coreq failed or did not answer (the rest reported) */
 };
 
 struct cq_cli {
@@ -67,6 +69,11 @@ struct cq_cli {
 	bool allow_nondumpable; /**< snapshot --allow-non-dumpable: a core the kernel would not write */
 	unsigned samples;    /**< snapshot --samples N (0: one) */
 	unsigned interval_ms; /**< snapshot --interval MS between samples (default 1000) */
+	const char *slurm;   /**< snapshot --slurm JOB[.STEP]: the job's every node (cmd_slurm.c) */
+	/** The per-node side of --slurm, as the front end starts it through srun (internal):
+	 * the job, the front end's DIR (written into directly when this node sees it: the token
+	 * file is there), the token. */
+	const char *slurm_node, *slurm_dir, *slurm_token;
 	int openmp;          /**< bt: 1 OpenMP-aware stacks (--openmp), 2 continued (--openmp=continued) */
 	bool all_threads;    /**< stacks: every thread's stack, not one per process */
 	enum cq_tree_label tree_by; /**< stacks: node labels (--by) */
@@ -103,6 +110,10 @@ int cq_cmd_mqd(struct cq_cli *cli);
 int cq_cmd_events(struct cq_cli *cli);
 int cq_cmd_bt(struct cq_cli *cli);
 int cq_cmd_snapshot(struct cq_cli *cli);
+/** coreq snapshot --slurm JOB[.STEP] (cmd_slurm.c): the front end. */
+int cq_cmd_snapshot_slurm(struct cq_cli *cli);
+/** coreq snapshot --slurm-node JOB[.STEP] (cmd_snapshot.c): one node's side of it. */
+int cq_cmd_snapshot_node(struct cq_cli *cli);
 int cq_cmd_stacks(struct cq_cli *cli);
 int cq_cmd_donor(struct cq_cli *cli);
 

@@ -2,8 +2,12 @@
 /* coreq snapshot [-o DIR] PID...: each process stopped, its every thread's stack walked
  * (which reads what a backtrace needs), written as a small core of exactly those pages
  * (corelib/core_write.h), and resumed; the cores read offline as kernel cores are. */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,9 @@
 #include "job/progress.h"
 #include "corelib/core_write.h"
 #include "launch/job.h"
+#include "launch/relay.h"
+#include "launch/run.h"
+#include "launch/slurm.h"
 #include "output/outdir.h"
 #include "output/output.h"
 
@@ -359,8 +366,213 @@ static int snapshot_job(struct cq_cli *cli, int pid, const struct cq_outdir *dir
 	return rc;
 }
 
+/* --slurm-node: wait for the front end's line "@p verb K" on stdin until @p deadline_ms
+ * (monotonic): true when it came; false at the deadline, at stdin's end (the front end gave
+ * up or ended), or when another sample's line came. */
+static bool wait_for_line(const char *verb, unsigned k, long long deadline_ms)
+{
+	char line[128];
+	size_t n = 0, vlen = strlen(verb);
+	for (;;) {
+		long long left = deadline_ms - cq_run_now_ms();
+		if (left <= 0)
+			return false;
+		struct pollfd pf = {0, POLLIN, 0};
+		int r = poll(&pf, 1, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		ssize_t got = read(0, line + n, 1);
+		if (got <= 0)
+			return false;
+		if (line[n] == '\n') {
+			line[n] = 0;
+			char *end;
+			if (!strncmp(line, verb, vlen) && line[vlen] == ' ') {
+				unsigned long said = strtoul(line + vlen + 1, &end, 10);
+				return said == k && !*end;
+			}
+			n = 0;
+			continue;
+		}
+		if (++n == sizeof(line) - 1)
+			n = 0;
+	}
+}
+
+/* Remove the files of local directory @p path and the directory. */
+static void remove_local(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	char p[PATH_MAX];
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
+		if (e->d_type == DT_DIR)
+			remove_local(p);
+		else
+			unlink(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(path);
+}
+
+int cq_cmd_snapshot_node(struct cq_cli *cli)
+{
+	long long job_id, step_id;
+	char node[256];
+	const char *nn = getenv("SLURMD_NODENAME");
+	struct utsname u;
+	snprintf(node, sizeof(node), "%s", nn && *nn ? nn : uname(&u) == 0 ? u.nodename : "?");
+	for (char *c = node; *c; c++)
+		if (*c <= ' ' || *c == 127)
+			*c = '?'; /* one word on the node line */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!cq_slurm_parse_spec(cli->slurm_node, &job_id, &step_id)) {
+		printf("CQ1 error --slurm-node %s: not a job id\nCQ1 done %d\n", cq_esc(cli->slurm_node), CQ_EXIT_USAGE);
+		return CQ_EXIT_USAGE;
+	}
+	struct cq_job job;
+	struct cq_error *err = cq_job_find_slurm(job_id, step_id, &job);
+	if (err) {
+		int rc = cq_exit_for(err);
+		printf("CQ1 node %s 0 \nCQ1 error %s\nCQ1 done %d\n", node, cq_esc(err->message), rc);
+		cq_error_destroy(err);
+		return rc;
+	}
+	printf("CQ1 node %s %zu ", node, job.n);
+	for (size_t i = 0; i < job.n; i++)
+		printf("%s%d:%d", i ? "," : "", job.ranks[i].rank, job.ranks[i].pid);
+	printf("\n");
+	int rc = CQ_EXIT_OK;
+	for (size_t i = 0; i < job.n && !rc; i++)
+		rc = dumpable_or_asked(cli, job.ranks[i].pid);
+	/* where to write: the front end's DIR when this node sees it (its token file is
+	 * there: a shared file system), else a directory of its own, sent back and removed */
+	char token[PATH_MAX], local[PATH_MAX] = "";
+	struct stat st;
+	snprintf(token, sizeof(token), "%s/.coreq-slurm-%s", cli->slurm_dir ? cli->slurm_dir : "",
+		 cli->slurm_token ? cli->slurm_token : "");
+	bool shared = cli->slurm_dir && cli->slurm_token && lstat(token, &st) == 0 && S_ISREG(st.st_mode) &&
+		      st.st_uid == geteuid();
+	struct cq_outdir top = {-1, NULL};
+	if (!rc && job.n) {
+		if (!shared) {
+			const char *tmp = getenv("TMPDIR");
+			snprintf(local, sizeof(local), "%s/coreq-node-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+			if (!mkdtemp(local))
+				err = cq_error_errno(errno, "%s", local);
+		}
+		if (!err)
+			err = cq_outdir_open(shared ? cli->slurm_dir : local, &top);
+		if (err) {
+			rc = cq_exit_for(err);
+			printf("CQ1 error %s\n", cq_esc(err->message));
+			cq_error_destroy(err);
+			err = NULL;
+		}
+	}
+	unsigned nsamples = cli->samples ? cli->samples : 1;
+	unsigned max_stop = cli->live.max_stop_ms ? cli->live.max_stop_ms : CQ_LIVE_MAX_STOP_MS;
+	json_t *list = json_array();
+	for (unsigned k = 1; !rc && job.n && k <= nsamples; k++) {
+		struct cq_outdir sub = {-1, NULL};
+		const struct cq_outdir *dir = &top;
+		char subname[32] = "";
+		if (nsamples > 1) {
+			int width = snprintf(NULL, 0, "%u", nsamples);
+			snprintf(subname, sizeof(subname), "sample%0*u", width, k);
+			if ((err = cq_outdir_sub(&top, subname, &sub))) {
+				rc = cq_exit_for(err);
+				printf("CQ1 error %s\n", cq_esc(err->message));
+				cq_error_destroy(err);
+				break;
+			}
+			dir = &sub;
+		}
+		/* the cut: the front end says when (every node stops its ranks at once: "stop K",
+		 * after --interval since the last), then every rank here is stopped and read, and
+		 * held until every node has read ("go K") */
+		if (!wait_for_line("stop", k, cq_run_now_ms() + 60000 + (long long)cli->interval_ms)) {
+			printf("CQ1 error no \"stop %u\" from the front end: its ranks were not stopped\n", k);
+			rc = CQ_EXIT_JOB;
+			cq_outdir_close(&sub);
+			break;
+		}
+		long long first = cq_run_now_ms();
+		cq_process_hold(true);
+		for (size_t i = 0; i < job.n && !err; i++)
+			err = cq_process_stop(job.ranks[i].pid, &cli->live);
+		size_t before = json_array_size(list);
+		for (size_t i = 0; i < job.n && !err; i++) {
+			cli->nargs = 0;
+			int r = snapshot_one(cli, job.ranks[i].pid, job.ranks[i].rank, dir, list);
+			if (r && !rc)
+				rc = r;
+		}
+		if (!err) {
+			printf("CQ1 read %u\n", k);
+			wait_for_line("go", k, first + max_stop);
+		}
+		cq_process_hold(false);
+		cq_process_resume_all();
+		long long held = 0;
+		for (size_t i = before; i < json_array_size(list); i++) {
+			json_t *o = json_array_get(list, i);
+			/* the whole stop: the wait for the other nodes too */
+			unsigned ms;
+			if (cq_process_held_ms((int)json_integer_value(json_object_get(o, "pid")), &ms)) {
+				json_object_set_new(o, "held_ms", json_integer(ms));
+				held = ms > held ? ms : held;
+			}
+			json_object_set_new(o, "node", json_string(node));
+			if (nsamples > 1)
+				json_object_set_new(o, "sample", json_integer(k));
+		}
+		if (err) {
+			rc = cq_exit_for(err);
+			printf("CQ1 error %s\n", cq_esc(err->message));
+			cq_error_destroy(err);
+			err = NULL;
+		} else {
+			printf("CQ1 resumed %u %lld\n", k, held);
+		}
+		/* the cores back through srun's output where DIR is not shared */
+		for (size_t i = before; !shared && i < json_array_size(list); i++) {
+			json_t *o = json_array_get(list, i);
+			char name[64], path[PATH_MAX], shown[PATH_MAX];
+			snprintf(name, sizeof(name), "rank%d.core", (int)json_integer_value(json_object_get(o, "rank")));
+			cq_outdir_file(dir, name, path, sizeof(path), shown, sizeof(shown));
+			struct cq_error *e = cq_relay_send_file(stdout, nsamples > 1 ? k : 0, name, path);
+			if (e) {
+				printf("CQ1 error %s\n", cq_esc(e->message));
+				rc = rc ? rc : cq_exit_for(e);
+				cq_error_destroy(e);
+			}
+		}
+		cq_outdir_close(&sub);
+	}
+	cq_outdir_close(&top);
+	if (*local)
+		remove_local(local);
+	json_t *doc = json_pack("{s:s, s:s, s:o}", "schema", "coreq-snapshot/1", "node", node, "snapshots", list);
+	cq_relay_send_doc(stdout, doc);
+	json_decref(doc);
+	printf("CQ1 done %d\n", rc);
+	cq_job_free(&job);
+	return rc;
+}
+
 int cq_cmd_snapshot(struct cq_cli *cli)
 {
+	if (cli->slurm_node)
+		return cq_cmd_snapshot_node(cli);
+	if (cli->slurm)
+		return cq_cmd_snapshot_slurm(cli);
 	if (cli->nargs < 1 || cli->pid || (cli->job && cli->nargs != 1)) {
 		fprintf(stderr, "coreq: usage: coreq snapshot [-o DIR] PID... | --job PID  [--samples N --interval MS] "
 				"[--max-stop MS] [--json]\n");

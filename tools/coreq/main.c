@@ -110,6 +110,12 @@ static void usage(FILE *f)
 		"                             between them (progressing) or not (stuck); stacks and the\n"
 		"                             mqd job view given DIR/sample*/... say it too\n"
 		"      --interval MS          snapshot --samples: the time between samples\n"
+		"      --slurm JOB[.STEP]     snapshot: the Slurm job's ranks on every node of it: one coreq\n"
+		"                             per node inside the allocation (srun --overlap), all holding\n"
+		"                             their ranks until every node has read (one cut), one core per\n"
+		"                             rank in DIR (sent back through srun where DIR is not shared),\n"
+		"                             then the job view's verdict. JOB: every step's ranks (mpirun\n"
+		"                             inside sbatch); JOB.STEP: that step's (srun --mpi=pmix)\n"
 		"      --allow-non-dumpable   snapshot: also a process the kernel would write no core of\n"
 		"                             (PR_SET_DUMPABLE 0, a setuid program; refused without it)\n"
 		"      --max-inflate BYTES    bound on a compressed core's (or report's) expanded size\n"
@@ -122,7 +128,8 @@ static void usage(FILE *f)
 		"4 not a core / unsupported architecture, 5 malformed core, 6 bad compressed input,\n"
 		"7 item not answerable (symbol, address, thread), 8 internal error,\n"
 		"9 debugger plugin missing, untrusted or unusable; mqd job view: 10 deadlock,\n"
-		"11 possible deadlock (a cycle resting on a guess, named)\n");
+		"11 possible deadlock (a cycle resting on a guess, named); 12 a process cannot be traced\n"
+		"or held; 13 --slurm: no such job, not running, no rank, a node that failed\n");
 }
 
 /* Output errors are errors: a full disk or a closed pipe on stdout leaves a truncated
@@ -162,6 +169,10 @@ int main(int argc, char **argv)
 		{"samples", required_argument, NULL, 309},
 		{"interval", required_argument, NULL, 310},
 		{"allow-non-dumpable", no_argument, NULL, 311},
+		{"slurm", required_argument, NULL, 312},
+		{"slurm-node", required_argument, NULL, 313},
+		{"slurm-dir", required_argument, NULL, 314},
+		{"slurm-token", required_argument, NULL, 315},
 		{"types", required_argument, NULL, 'Y'},
 		{"mqd-plugin", required_argument, NULL, 'Q'},
 		{"mqd-trusted-dir", required_argument, NULL, 'R'},
@@ -325,6 +336,10 @@ int main(int argc, char **argv)
 			cli.interval_ms = (unsigned)v;
 			break;
 		case 311: cli.allow_nondumpable = true; break;
+		case 312: cli.slurm = optarg; break;
+		case 313: cli.slurm_node = optarg; break;
+		case 314: cli.slurm_dir = optarg; break;
+		case 315: cli.slurm_token = optarg; break;
 		case 'h': usage(stdout); return CQ_EXIT_OK;
 		case 'V': printf("coreq %s\n", COREQ_VERSION); return CQ_EXIT_OK;
 		default: usage(stderr); return CQ_EXIT_USAGE;

@@ -29,6 +29,7 @@ int cq_exit_for(const struct cq_error *err)
 	case CQ_ERR_INTERNAL: return CQ_EXIT_INTERNAL;
 	case CQ_ERR_PLUGIN: return CQ_EXIT_PLUGIN;
 	case CQ_ERR_PROCESS: return CQ_EXIT_PROCESS;
+	case CQ_ERR_JOB: return CQ_EXIT_JOB;
 	}
 	return CQ_EXIT_INTERNAL;
 }
