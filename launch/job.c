@@ -202,8 +202,10 @@ static struct cq_error *select_ranks(const struct scan *sc, struct cq_job *job)
 		if (q->ids.strength < best)
 			best = q->ids.strength;
 	}
+	/* a Slurm job's: only processes that map an MPI library (every task of a step has
+	 * SLURM_PROCID, and PMIX_RANK under --mpi=pmix: a step of sleep has ranks by them) */
 	for (size_t i = 0; i < np; i++)
-		procs[i].taken = procs[i].in && (any_mpi ? procs[i].mpi : procs[i].ids.strength == best);
+		procs[i].taken = procs[i].in && (any_mpi || sc->top < 0 ? procs[i].mpi : procs[i].ids.strength == best);
 	size_t cap = 0, n = 0;
 	struct cq_job_rank *r = NULL;
 	for (size_t i = 0; i < np; i++) {

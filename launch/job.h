@@ -64,9 +64,11 @@ struct cq_error *cq_job_find(int pid, struct cq_job *ret);
  * The ranks of Slurm job @p job_id on this node (of its step @p step_id; -1: of every
  * step: mpirun inside sbatch has its ranks in the batch step on its own node and in
  * orted's step on the others) into *@p ret: the processes whose environment names the job
- * (SLURM_JOB_ID, SLURM_STEP_ID; never those of the step coreq itself runs in), chosen as
- * above (an MPI library mapped, the strongest variable, the topmost on a branch). None is
- * no error (ret->n 0): a node of the step may hold no rank. launcher is 0.
+ * (SLURM_JOB_ID, SLURM_STEP_ID; never those of the step coreq itself runs in) that map an
+ * MPI library (every task of a step has SLURM_PROCID, and PMIX_RANK under --mpi=pmix: a
+ * statically linked MPI program is not found so), each the topmost such on its branch, its
+ * rank its strongest variable's. None is no error (ret->n 0): a node of the step may hold
+ * no rank. launcher is 0.
  */
 struct cq_error *cq_job_find_slurm(long long job_id, long long step_id, struct cq_job *ret);
 

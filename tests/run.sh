@@ -110,6 +110,7 @@ part "stack tree across processes (coreq stacks)" python3 tests/fixture/stacks.p
 part "live processes: bt --pid (stopped, read, resumed as they were)" python3 tests/fixture/live.py
 part "live processes, round 4: the bound on every path, snapshots no wider than a core, nothing planted followed" python3 tests/fixture/live_bounds.py
 part "live processes: libraries deleted or replaced since they were mapped (map_files, build-id)" python3 tests/fixture/live_mapped.py
+part "across nodes: a Slurm cluster of 4 nodes on this machine, coreq snapshot --slurm (ring, mpirun in sbatch, a wrapper shell, bad jobs and nodes)" python3 tests/fixture/slurm.py
 part "backtraces through libomp (OpenMP fixture bundles)" python3 tests/fixture/bt_omp.py
 part "hostile stacks" python3 tests/fixture/hostile_bt.py
 part "sh4: the one real sh4 core (qemu's dump of ld.so's crash) against gdb" python3 tests/fixture/sh4_core.py

@@ -4,7 +4,12 @@
  * its node's ranks (launch/job.h), stops them, reads them, says so and holds them until
  * every node has read (the front end's "go": one cut across the nodes, within --max-stop),
  * then resumes them and sends its cores back through srun's output (launch/relay.h) unless
- * it writes them into DIR itself (DIR shared). Then the job view's verdict of the cores. */
+ * it writes them into DIR itself (DIR shared). Then the job view's verdict of the cores.
+ *
+ * For tests only: COREQ_TEST_SLURM_BOUND_MS=N bounds the wait for a node's first word and,
+ * after the last sample, for its end (instead of START_BOUND_MS and TRANSFER_BOUND_MS);
+ * COREQ_TEST_SLURM_NODE=NODE:crash|hang makes that node's coreq die or stop answering with
+ * its ranks held (cmd_snapshot.c). */
 #include "cli.h" /* first: corelib/core.h names a member si_addr, a macro of <signal.h> */
 #include "launch/relay.h"
 #include "launch/run.h"
@@ -61,7 +66,10 @@ struct front {
 
 static const char *node_of(struct front *f, long task)
 {
-	return task >= 0 && (size_t)task < f->job.nnodes && f->tasks[task].node ? f->tasks[task].node : "?";
+	if (task < 0 || (size_t)task >= f->job.nnodes)
+		return "?";
+	/* before it said its name: the node srun gives that task (in the order of the list) */
+	return f->tasks[task].node ? f->tasks[task].node : f->job.nodes[task];
 }
 
 /* srun's "N: text" label: the task number, and where the text begins; -1 without one. */
@@ -349,18 +357,21 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 		err = cq_run_start(argv, &r);
 	cq_slurm_argv_free(argv);
 	long long t0 = cq_run_now_ms();
-	long long bound = t0 + START_BOUND_MS + (long long)f.nsamples * (cli->interval_ms + max_stop) + TRANSFER_BOUND_MS;
+	const char *tb = getenv("COREQ_TEST_SLURM_BOUND_MS");
+	long long start_bound = tb ? atoll(tb) : START_BOUND_MS, transfer_bound = tb ? atoll(tb) : TRANSFER_BOUND_MS;
+	long long bound = t0 + start_bound + (long long)(f.nsamples - 1) * cli->interval_ms +
+			  (long long)f.nsamples * max_stop + transfer_bound;
 	struct stream out = {.fd = r.out}, errs = {.fd = r.err};
 	f.srun_in = r.in;
 	while (!err && (out.fd >= 0 || errs.fd >= 0) && !all_ended(&f)) {
 		long long now = cq_run_now_ms();
 		/* a node that has not said its ranks by the start bound, or a sample some node
 		 * has not read by the hold's bound, no longer holds the others */
-		if (now - t0 > START_BOUND_MS)
+		if (now - t0 > start_bound)
 			for (size_t i = 0; i < f.job.nnodes; i++)
 				if (!f.tasks[i].node && !f.ended[i]) {
-					fprintf(stderr, "coreq: node %s: its coreq said nothing within %d s (srun could not "
-							"start it there?)\n", f.job.nodes[i], START_BOUND_MS / 1000);
+					fprintf(stderr, "coreq: node %s: its coreq said nothing within %lld ms (srun could not "
+							"start it there?)\n", f.job.nodes[i], start_bound);
 					f.ended[i] = true;
 					f.broke = true;
 				}
@@ -434,9 +445,11 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 		}
 		if (t->rc == CQ_EXIT_OK || t->rc == CQ_EXIT_PARTIAL)
 			nodes_ok++;
-		else if (t->node && t->rc < 0)
-			fprintf(stderr, "coreq: node %s: its coreq ended without a result%s\n", t->node,
+		else if (t->rc < 0) {
+			fprintf(stderr, "coreq: node %s: its coreq ended without a result%s\n", node_of(&f, (long)i),
 				t->nranks ? " (its ranks resume with its end)" : "");
+			f.broke = true;
+		}
 		if (t->node && t->nranks && !json_array_size(list))
 			fprintf(stderr, "coreq: node %s: none of its %zu ranks came back\n", t->node, t->nranks);
 	}
@@ -472,8 +485,9 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 			json_t *rk = json_array();
 			for (size_t k = 0; k < f.tasks[i].nranks; k++)
 				json_array_append_new(rk, json_integer(f.tasks[i].ranks[k]));
-			json_array_append_new(nodes, json_pack("{s:s, s:o, s:i}", "node", f.job.nodes[i], "ranks", rk,
-								"exit", f.tasks[i].rc));
+			json_t *sh = json_object_get(f.tasks[i].doc, "dir_shared");
+			json_array_append_new(nodes, json_pack("{s:s, s:o, s:i, s:O?}", "node", f.job.nodes[i], "ranks", rk,
+								"exit", f.tasks[i].rc, "dir_shared", sh));
 		}
 		json_object_set_new(doc, "slurm", json_pack("{s:s, s:s, s:o}", "job", f.job.spec, "nodelist",
 							     f.job.nodelist, "nodes", nodes));

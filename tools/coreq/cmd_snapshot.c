@@ -514,6 +514,17 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 			if (r && !rc)
 				rc = r;
 		}
+		/* for tests only: this node's coreq dies (crash) or stops answering (hang) with its
+		 * ranks held, as a node's coreq may (COREQ_TEST_SLURM_NODE=NODE:crash|hang) */
+		const char *fail = getenv("COREQ_TEST_SLURM_NODE");
+		size_t fl = fail ? strcspn(fail, ":") : 0;
+		if (fail && fl == strlen(node) && !strncmp(fail, node, fl)) {
+			if (!strcmp(fail + fl, ":crash"))
+				abort();
+			if (!strcmp(fail + fl, ":hang"))
+				for (;;)
+					pause();
+		}
 		if (!err) {
 			printf("CQ1 read %u\n", k);
 			wait_for_line("go", k, first + max_stop);
@@ -559,7 +570,8 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 	cq_outdir_close(&top);
 	if (*local)
 		remove_local(local);
-	json_t *doc = json_pack("{s:s, s:s, s:o}", "schema", "coreq-snapshot/1", "node", node, "snapshots", list);
+	json_t *doc = json_pack("{s:s, s:s, s:b, s:o}", "schema", "coreq-snapshot/1", "node", node, "dir_shared", shared,
+				"snapshots", list);
 	cq_relay_send_doc(stdout, doc);
 	json_decref(doc);
 	printf("CQ1 done %d\n", rc);
