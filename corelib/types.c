@@ -29,6 +29,9 @@ struct source {
 	 * turns out to have none, and then used in its place. */
 	struct cq_core *core;
 	struct cq_image *img;
+	/* the image whose DWARF this is (its debug file or its own file), index + 1; 0 for a
+	 * type donor: what a scoped lookup (cq_core_find_type_among) decides by */
+	size_t image;
 	char *path;
 	char *shown;      /* name in reports when not the path (bundled donors) */
 	int fd;
@@ -187,6 +190,7 @@ static struct cq_types *types_of(struct cq_core *core)
 	cq_error_destroy(err);
 	for (size_t i = 0; i < core->nimages; i++) {
 		struct cq_image *img = &core->images[i];
+		size_t before = t->nsources;
 		if (img->debug_path) {
 			add_source(t, img->debug_path);
 		} else if (img->found_path) {
@@ -196,6 +200,8 @@ static struct cq_types *types_of(struct cq_core *core)
 				t->sources[t->nsources - 1].img = img;
 			}
 		}
+		if (t->nsources > before)
+			t->sources[t->nsources - 1].image = i + 1;
 	}
 	/* every source is opened under the core's bound on expanding compressed files */
 	for (size_t i = 0; i < t->nsources; i++)
@@ -240,8 +246,15 @@ static bool lookup_in(struct source *s, const char *name, Dwarf_Die *ret)
 	return false;
 }
 
-struct cq_error *cq_core_find_type(struct cq_core *core, const char *name,
-				   const struct cq_type **ret)
+/* Whether source @p s may answer a lookup scoped by @p scope: a donor always (the types were
+ * given or picked for the target); an image's DWARF when the scope keeps that image. */
+static bool in_scope(struct cq_core *core, const struct source *s, cq_type_scope *scope, void *arg)
+{
+	return !scope || !s->image || s->image > core->nimages || scope(core, &core->images[s->image - 1], arg);
+}
+
+struct cq_error *cq_core_find_type_among(struct cq_core *core, const char *name, cq_type_scope *scope,
+					 void *arg, const struct cq_type **ret)
 {
 	struct cq_types *t = types_of(core);
 	if (!t)
@@ -250,15 +263,17 @@ struct cq_error *cq_core_find_type(struct cq_core *core, const char *name,
 	for (size_t k = 0; k < sizeof(keywords) / sizeof(keywords[0]); k++)
 		if (strncmp(name, keywords[k], strlen(keywords[k])) == 0)
 			name += strlen(keywords[k]);
+	/* a name found before from a source this scope leaves out is searched again among the
+	 * sources it keeps: a scoped answer is the one a search of those sources alone gives */
 	for (size_t i = 0; i < t->nfound; i++) {
-		if (strcmp(t->found[i]->name, name) == 0) {
+		if (strcmp(t->found[i]->name, name) == 0 && in_scope(core, t->found[i]->src, scope, arg)) {
 			*ret = t->found[i];
 			return NULL;
 		}
 	}
 	for (size_t i = 0; i < t->nsources; i++) {
 		Dwarf_Die die;
-		if (!lookup_in(&t->sources[i], name, &die))
+		if (!in_scope(core, &t->sources[i], scope, arg) || !lookup_in(&t->sources[i], name, &die))
 			continue;
 		struct cq_type *ty = calloc(1, sizeof(*ty));
 		if (!ty || !(ty->name = strdup(name))) {
@@ -274,6 +289,12 @@ struct cq_error *cq_core_find_type(struct cq_core *core, const char *name,
 	}
 	return cq_error_create(CQ_ERR_NOT_FOUND, "type %s not found in the DWARF of %s", name,
 			       cq_core_type_sources(core));
+}
+
+struct cq_error *cq_core_find_type(struct cq_core *core, const char *name,
+				   const struct cq_type **ret)
+{
+	return cq_core_find_type_among(core, name, NULL, NULL, ret);
 }
 
 /* Strip typedefs and qualifiers. */

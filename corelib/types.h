@@ -37,6 +37,24 @@ struct cq_type;
 struct cq_error *cq_core_find_type(struct cq_core *core, const char *name,
 				   const struct cq_type **ret);
 
+struct cq_image;
+
+/** Whether a scoped lookup may search the DWARF of image @p img (its debug file or its own
+ * file); @p arg is the caller's. */
+typedef bool cq_type_scope(struct cq_core *core, const struct cq_image *img, void *arg);
+
+/**
+ * cq_core_find_type(), searching only the type donors and the images @p scope keeps (all
+ * when @p scope is NULL), in the same order. For callers that know where a type can be
+ * defined at all: a library's structs are in its own DWARF, never in the C library's
+ * debug file, whose inflating and indexing (megabytes with libc6-dbg) is what a type
+ * found nowhere costs. The answer is the one a search of those sources alone gives (a
+ * type found before elsewhere is not returned); the sources left out count as "not
+ * searched" in cq_core_type_sources().
+ */
+struct cq_error *cq_core_find_type_among(struct cq_core *core, const char *name, cq_type_scope *scope,
+					 void *arg, const struct cq_type **ret);
+
 /** Byte offset of member @p field in struct/union @p t (through typedefs and qualifiers;
  * members of anonymous structs and unions are found too); -1 if there is none. */
 int64_t cq_type_field_offset(const struct cq_type *t, const char *field);

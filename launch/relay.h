@@ -41,7 +41,7 @@
 
 /** The largest file a node may send (its core before compression): a snapshot is a few MiB;
  * a rank's whole heap would not be one. */
-#define CQ_RELAY_FILE_MAX (4ull << 30)
+#define CQ_RELAY_FILE_MAX ((size_t)1 << 30)
 
 /** Send file @p path as file @p name of sample @p sample to @p f (zstd, base64 lines). */
 struct cq_error *cq_relay_send_file(FILE *f, unsigned sample, const char *name, const char *path);

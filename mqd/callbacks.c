@@ -113,11 +113,44 @@ static bool lookup(cq_mqs_image *img, const char *name, uint64_t *ret)
 	return true;
 }
 
+/* The runtimes' images, by the file name the target loaded (their base names up to ".so"):
+ * by name, because what decides must cost nothing; opening a file to see what it defines is
+ * the cost left out. */
+static bool not_a_runtime(struct cq_core *core, const struct cq_image *img, void *arg)
+{
+	(void)core;
+	(void)arg;
+	static const char *const runtimes[] = {
+		/* glibc (libc6, libc6-dbg's files) */
+		"libc", "libm", "libmvec", "libpthread", "libdl", "librt", "libresolv", "libutil",
+		"libanl", "libthread_db", "libBrokenLocale", "libc_malloc_debug",
+		"libmemusage", "libpcprofile", "libSegFault",
+		/* GCC's runtimes */
+		"libgcc_s", "libstdc++", "libgfortran", "libquadmath", "libgomp", "libatomic",
+	};
+	const char *path = img->name ? img->name : "";
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	/* the dynamic linker: ld-linux-x86-64.so.2, ld-linux.so.2, ld64.so.1, ld.so.1, ... */
+	if (!strncmp(base, "ld-linux", 8) || !strncmp(base, "ld64.so", 7) || !strncmp(base, "ld.so", 5) ||
+	    !strncmp(base, "libnss_", 7))
+		return false;
+	size_t len = strstr(base, ".so") ? (size_t)(strstr(base, ".so") - base) : strlen(base);
+	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+		if (strlen(runtimes[i]) == len && !strncmp(base, runtimes[i], len))
+			return false;
+	return true;
+}
+
+struct cq_error *cq__mqd_find_type(struct cq_core *core, const char *name, const struct cq_type **ret)
+{
+	return cq_core_find_type_among(core, name, not_a_runtime, NULL, ret);
+}
+
 static cq_mqs_type *cb_find_type(cq_mqs_image *img, char *name, int lang)
 {
 	stats->types++;
 	const struct cq_type *t;
-	struct cq_error *err = img && name ? cq_core_find_type(img->core, name, &t) : &cq_error_nomem;
+	struct cq_error *err = img && name ? cq__mqd_find_type(img->core, name, &t) : &cq_error_nomem;
 	if (err) {
 		if (err != &cq_error_nomem)
 			cq_error_destroy(err);

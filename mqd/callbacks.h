@@ -37,6 +37,19 @@ struct cq_mqd_stats {
 	FILE *log; /**< dprints output */
 };
 
+struct cq_type;
+
+/**
+ * A type of the MPI library (the DLL's, or the ones coreq reads itself): found as
+ * cq_core_find_type() finds it, but never in the DWARF of the C, C++ and Fortran runtimes
+ * (glibc's libraries and dynamic linker, libgcc_s, libstdc++, libgfortran, ...). An MPI
+ * library's structs are defined in its own DWARF or a type donor's (host.h); those
+ * runtimes' debug files (libc6-dbg, which valgrind recommends) define none of them, yet a
+ * type no donor has would make the search inflate and index them, megabytes per rank,
+ * while a live rank is held (snapshot).
+ */
+struct cq_error *cq__mqd_find_type(struct cq_core *core, const char *name, const struct cq_type **ret);
+
 /** The three callback tables for a DLL of address width @p width (4 or 8). */
 struct cq_mqd_tables {
 	const cq_mqs_basic_callbacks *basic;

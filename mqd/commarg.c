@@ -8,6 +8,7 @@
 #include "corelib/image.h"
 #include "base/text.h"
 #include "corelib/types.h"
+#include "callbacks.h"
 
 json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value, const char *from, const char *no_types)
 {
@@ -48,7 +49,7 @@ json_t *cq_mqd_call_communicator(struct cq_core *core, uint64_t value, const cha
 	}
 	/* another one: its context id, where a type donor says where the field is */
 	const struct cq_type *t;
-	struct cq_error *err = cq_core_find_type(core, "ompi_communicator_t", &t);
+	struct cq_error *err = cq__mqd_find_type(core, "ompi_communicator_t", &t);
 	int64_t off = err ? -1 : cq_type_field_offset(t, "c_contextid");
 	uint64_t id;
 	if (!err && off >= 0 && !(err = cq_core_read_uint(core, value + (uint64_t)off, 4, &id))) {

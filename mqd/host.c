@@ -9,6 +9,7 @@
 #include "base/text.h"
 #include "corelib/image.h"
 #include "corelib/types.h"
+#include "callbacks.h"
 #include "elf/elf_file.h"
 #include "elf/find.h"
 #include "plugin/isolate.h"
@@ -171,7 +172,7 @@ static void known_limits(struct cq_core *core, json_t *doc, json_t *problems)
 	size_t i;
 	bool any_unexpected = false, any_ops = false;
 	const struct cq_type *rt;
-	struct cq_error *terr = cq_core_find_type(core, "ompi_request_t", &rt);
+	struct cq_error *terr = cq__mqd_find_type(core, "ompi_request_t", &rt);
 	int64_t req_off = terr ? -1 : cq_type_field_offset(rt, "req_complete");
 	cq_error_destroy(terr);
 	json_array_foreach(comms, i, c) {

@@ -44,7 +44,8 @@ struct cq_mqd_options {
  * the system libraries' declare them at most, so where this is false the search of every
  * image's DWARF (a distribution's libc debug file: megabytes to inflate and index, about
  * 150 ms per rank, twice: the DLL's child and the communicators' ids) finds no type, and
- * the DLL reads no queue. False with why in @p why.
+ * the DLL reads no queue. False with why in @p why. (The C runtime's debug files are
+ * left out of the search for the MPI library's types in any case: callbacks.h.)
  */
 bool cq_mqd_types_available(struct cq_core *core, char *why, size_t why_size);
 

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "corelib/image.h"
 #include "corelib/types.h"
+#include "callbacks.h"
 #include "targets/target.h"
 
 /* MPICH's libmpi: its builtin communicators' array, by symbol (cheap: no DWARF is
@@ -20,7 +21,7 @@ static bool is_mpich(struct cq_core *core, struct cq_symref *ref)
 static int64_t offset_of(struct cq_core *core, const char *type, const char *field)
 {
 	const struct cq_type *t;
-	struct cq_error *err = cq_core_find_type(core, type, &t);
+	struct cq_error *err = cq__mqd_find_type(core, type, &t);
 	int64_t off = err ? -1 : cq_type_field_offset(t, field);
 	cq_error_destroy(err);
 	return off;
@@ -54,7 +55,7 @@ static bool indirect(struct cq_core *core, const char *type, uint64_t mem, uint6
 		     uint64_t *ret)
 {
 	const struct cq_type *t;
-	struct cq_error *err = cq_core_find_type(core, type, &t);
+	struct cq_error *err = cq__mqd_find_type(core, type, &t);
 	int64_t size = err ? -1 : cq_type_size(t), nb = offset_of(core, "MPIR_Object_alloc_t", "indirect_size"),
 		blocks = offset_of(core, "MPIR_Object_alloc_t", "indirect");
 	unsigned w = cq_target_ptr_size(core->target);
@@ -86,7 +87,7 @@ bool cq_mpich_comm_context(struct cq_core *core, uint64_t addr, uint64_t *ret)
 	if (!is_mpich(core, &ref))
 		return false;
 	const struct cq_type *t;
-	struct cq_error *err = cq_core_find_type(core, "MPIR_Comm", &t);
+	struct cq_error *err = cq__mqd_find_type(core, "MPIR_Comm", &t);
 	int64_t off = err ? -1 : cq_type_field_offset(t, "context_id");
 	if (!err && off >= 0)
 		err = cq_core_read_uint(core, addr + (uint64_t)off, 2, ret); /* MPIR_Context_id_t: uint16_t */
@@ -111,7 +112,7 @@ bool cq_mpich_comm_handle(struct cq_core *core, uint64_t handle, uint64_t *ret, 
 		       indirect(core, "MPIR_Comm", ref.address, index >> 12, index & 0xfff, ret) &&
 		       names(core, "MPIR_Comm", *ret, handle);
 	const struct cq_type *t;
-	struct cq_error *err = cq_core_find_type(core, "MPIR_Comm", &t);
+	struct cq_error *err = cq__mqd_find_type(core, "MPIR_Comm", &t);
 	int64_t size = err ? -1 : cq_type_size(t);
 	if (!err)
 		err = cq_core_lookup(core, kind == 1 ? "MPIR_Comm_builtin" : "MPIR_Comm_direct", NULL, &ref);
@@ -199,7 +200,7 @@ bool cq_mpich_request_handle(struct cq_core *core, uint64_t handle, uint64_t *re
 		return false;
 	if (kind == 3) {
 		const struct cq_type *t;
-		struct cq_error *err = cq_core_find_type(core, "MPIR_Object_alloc_t", &t);
+		struct cq_error *err = cq__mqd_find_type(core, "MPIR_Object_alloc_t", &t);
 		int64_t asize = err ? -1 : cq_type_size(t);
 		if (!err)
 			err = cq_core_lookup(core, "MPIR_Request_mem", NULL, &ref);
@@ -213,7 +214,7 @@ bool cq_mpich_request_handle(struct cq_core *core, uint64_t handle, uint64_t *re
 	if (index >= 1024)
 		return false;
 	const struct cq_type *t;
-	struct cq_error *err = cq_core_find_type(core, "MPIR_Request", &t);
+	struct cq_error *err = cq__mqd_find_type(core, "MPIR_Request", &t);
 	int64_t size = err ? -1 : cq_type_size(t);
 	if (!err)
 		err = cq_core_lookup(core, "MPIR_Request_direct", NULL, &ref);

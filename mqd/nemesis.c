@@ -8,6 +8,7 @@
 
 #include "corelib/image.h"
 #include "corelib/types.h"
+#include "callbacks.h"
 #include "targets/target.h"
 
 /* Bounds on what a core may claim: local processes of one node, cells in one queue (a
@@ -45,7 +46,7 @@ struct cell {
 static int64_t off(struct cq_core *core, const char *type, const char *field)
 {
 	const struct cq_type *t;
-	struct cq_error *err = cq_core_find_type(core, type, &t);
+	struct cq_error *err = cq__mqd_find_type(core, type, &t);
 	int64_t o = err ? -1 : field ? cq_type_field_offset(t, field) : cq_type_size(t);
 	cq_error_destroy(err);
 	return o;
@@ -63,7 +64,7 @@ static int64_t enumerator(struct cq_core *core, const char *name)
 {
 	const struct cq_type *t;
 	int64_t v = -1;
-	struct cq_error *err = cq_core_find_type(core, "MPIDI_CH3_Pkt_type_t", &t);
+	struct cq_error *err = cq__mqd_find_type(core, "MPIDI_CH3_Pkt_type_t", &t);
 	if (err || !cq_type_enumerator(t, name, &v))
 		v = -1;
 	cq_error_destroy(err);
