@@ -95,10 +95,19 @@ void cq_relay_task_free(struct cq_relay_task *t)
 	*t = (struct cq_relay_task){.rc = -1};
 }
 
-/* A file name a node may send: rankR.core, nothing that names a path. */
+/* A file name a node may send: rankR.core, or a document NAME.json (letters, digits, '_',
+ * '-', '.', not first): nothing that names a path or a hidden file. */
 static bool name_ok(const char *name)
 {
 	char *end;
+	size_t len = strlen(name);
+	if (len > 5 && !strcmp(name + len - 5, ".json")) {
+		if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') ||
+		      (name[0] >= '0' && name[0] <= '9')))
+			return false;
+		return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == len &&
+		       !strstr(name, "..");
+	}
 	if (strncmp(name, "rank", 4) || name[4] < '0' || name[4] > '9')
 		return false;
 	long r = strtol(name + 4, &end, 10);
@@ -195,13 +204,13 @@ struct cq_error *cq_relay_take(struct cq_relay_task *t, const char *line, const 
 		if (t->receiving || sscanf(arg, "%u %63s %llu %llu", &sample, name, &size, &zsize) != 4 ||
 		    !name_ok(name) || size > CQ_RELAY_FILE_MAX || zsize > ZSTD_compressBound(CQ_RELAY_FILE_MAX) ||
 		    sample > nsamples || (nsamples > 1 && sample == 0))
-			return bad(t, "a file line that is not one (its name must be rankR.core)");
+			return bad(t, "a file line that is not one (its name must be rankR.core or NAME.json)");
 		const struct cq_outdir *into = nsamples > 1 ? &subdirs[sample - 1] : dir;
 		char path[PATH_MAX], shown[PATH_MAX];
 		cq_outdir_file(into, name, path, sizeof(path), shown, sizeof(shown));
 		/* a rank's core the job has already (two nodes say one rank) is not replaced */
 		if (faccessat(into->fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-			return bad(t, "it sent a rank whose core is there already (two nodes with one rank?)");
+			return bad(t, "it sent a file that is there already (two nodes with one rank?)");
 		struct cq_error *err = cq_output_begin_mode(path, "snapshot", NULL, 0, 0600, &t->out);
 		if (err)
 			return err;

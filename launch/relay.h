@@ -23,7 +23,8 @@
  * have said "read K": every node stops its ranks at once, and holds them no longer than
  * the slowest node's reading.
  * A line the front end cannot take (a piece that is not base64, a file past its size, a
- * name that is not rankR.core) ends that node's transfer with an error naming the node.
+ * name that is neither rankR.core nor a plain NAME.json) ends that node's transfer with an
+ * error naming the node.
  */
 #ifndef COREQ_LAUNCH_RELAY_H
 #define COREQ_LAUNCH_RELAY_H

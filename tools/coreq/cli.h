@@ -114,6 +114,13 @@ int cq_cmd_snapshot(struct cq_cli *cli);
 int cq_cmd_snapshot_slurm(struct cq_cli *cli);
 /** coreq snapshot --slurm-node JOB[.STEP] (cmd_snapshot.c): one node's side of it. */
 int cq_cmd_snapshot_node(struct cq_cli *cli);
+/** coreq mqd|stacks --slurm JOB PATTERN... (cmd_slurm.c): the files that match PATTERN on
+ * each node of the job (a crashed job's cores on local disks), their documents made there
+ * (@p what: "mqd", one per core; "stacks", the node's tree) and sent back, then merged here
+ * (the job view; the tree), as `coreq mqd|stacks DOCS...` would. */
+int cq_cmd_slurm_gather(struct cq_cli *cli, const char *what);
+/** Its side on one node (--slurm-node). */
+int cq_cmd_slurm_docs(struct cq_cli *cli, const char *what);
 int cq_cmd_stacks(struct cq_cli *cli);
 int cq_cmd_donor(struct cq_cli *cli);
 

@@ -796,6 +796,10 @@ static void print_job(json_t *job)
 
 int cq_cmd_mqd(struct cq_cli *cli)
 {
+	if (cli->slurm_node)
+		return cq_cmd_slurm_docs(cli, "mqd");
+	if (cli->slurm)
+		return cq_cmd_slurm_gather(cli, "mqd");
 	if (cli->nargs < 1 && !cli->pid) {
 		fprintf(stderr, "coreq: usage: coreq mqd CORE|RANK.json...|--pid PID [--exe EXE] [--types DONOR] [--mqd-plugin DLL] [--dot FILE] [--svg FILE] [--workers N]\n");
 		return CQ_EXIT_USAGE;

@@ -21,6 +21,7 @@
 #include <glob.h>
 #include <limits.h>
 #include <poll.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,66 @@ static void verdict_of(struct front *f, const char *self, const char *abs, json_
 	globfree(&g);
 }
 
+/* The conversation with the nodes through srun @p r until every node is done, srun's output
+ * ends, or the bound: the cuts (stop, go) as the nodes are ready and have read, the files
+ * and documents they send into f->dir; srun ended after. */
+static void relay(struct front *f, struct cq_run *r, unsigned max_stop)
+{
+	long long t0 = cq_run_now_ms();
+	const char *tb = getenv("COREQ_TEST_SLURM_BOUND_MS");
+	long long start_bound = tb ? atoll(tb) : START_BOUND_MS, transfer_bound = tb ? atoll(tb) : TRANSFER_BOUND_MS;
+	long long bound = t0 + start_bound + (long long)(f->nsamples - 1) * f->cli->interval_ms +
+			  (long long)f->nsamples * max_stop + transfer_bound;
+	struct stream out = {.fd = r->out}, errs = {.fd = r->err};
+	f->srun_in = r->in;
+	while ((out.fd >= 0 || errs.fd >= 0) && !all_ended(f)) {
+		long long now = cq_run_now_ms();
+		/* a node that has not said its ranks by the start bound, or a sample some node
+		 * has not read by the hold's bound, no longer holds the others */
+		if (now - t0 > start_bound)
+			for (size_t i = 0; i < f->job.nnodes; i++)
+				if (!f->tasks[i].node && !f->ended[i]) {
+					fprintf(stderr, "coreq: node %s: its coreq said nothing within %lld ms (srun could not "
+							"start it there?)\n", f->job.nodes[i], start_bound);
+					f->ended[i] = true;
+					f->broke = true;
+				}
+		if (f->first_read_ms && now - f->first_read_ms > max_stop && f->released < f->nsamples) {
+			for (size_t i = 0; i < f->job.nnodes; i++)
+				if (!f->ended[i] && f->read_upto[i] <= f->released && f->tasks[i].nranks)
+					fprintf(stderr, "coreq: node %s: sample %u not read within --max-stop %u ms: the other "
+							"nodes resumed without it\n", node_of(f, (long)i), f->released + 1, max_stop);
+			release(f, f->released + 1);
+		}
+		if (f->released < f->nsamples && f->stopped > f->released && all_read(f, f->released + 1))
+			release(f, f->released + 1);
+		/* the next cut: once every node is ready for it (and --interval after the last) */
+		if (f->stopped == f->released && f->stopped < f->nsamples && all_ready(f, f->stopped) &&
+		    (!f->stopped || now - f->stop_ms >= f->cli->interval_ms))
+			stop_next(f);
+		if (now > bound) {
+			fprintf(stderr, "coreq: srun did not end within %lld s: stopped (its nodes' coreq end with it, "
+					"and so their holds)\n", (bound - t0) / 1000);
+			f->broke = true;
+			break;
+		}
+		struct pollfd pf[2] = {{out.fd, POLLIN, 0}, {errs.fd, POLLIN, 0}};
+		int pr = poll(pf, 2, 20);
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (out.fd >= 0 && pf[0].revents && !pump(f, &out, on_stdout)) {
+			close(out.fd);
+			out.fd = r->out = -1;
+		}
+		if (errs.fd >= 0 && pf[1].revents && !pump(f, &errs, on_stderr)) {
+			close(errs.fd);
+			errs.fd = r->err = -1;
+		}
+	}
+	if (r->pid > 0)
+		cq_run_end(r, 5000, NULL); /* what srun says last (its own errors) */
+}
+
 int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 {
 	if (cli->nargs || cli->job) {
@@ -356,62 +417,8 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 	if (!err)
 		err = cq_run_start(argv, &r);
 	cq_slurm_argv_free(argv);
-	long long t0 = cq_run_now_ms();
-	const char *tb = getenv("COREQ_TEST_SLURM_BOUND_MS");
-	long long start_bound = tb ? atoll(tb) : START_BOUND_MS, transfer_bound = tb ? atoll(tb) : TRANSFER_BOUND_MS;
-	long long bound = t0 + start_bound + (long long)(f.nsamples - 1) * cli->interval_ms +
-			  (long long)f.nsamples * max_stop + transfer_bound;
-	struct stream out = {.fd = r.out}, errs = {.fd = r.err};
-	f.srun_in = r.in;
-	while (!err && (out.fd >= 0 || errs.fd >= 0) && !all_ended(&f)) {
-		long long now = cq_run_now_ms();
-		/* a node that has not said its ranks by the start bound, or a sample some node
-		 * has not read by the hold's bound, no longer holds the others */
-		if (now - t0 > start_bound)
-			for (size_t i = 0; i < f.job.nnodes; i++)
-				if (!f.tasks[i].node && !f.ended[i]) {
-					fprintf(stderr, "coreq: node %s: its coreq said nothing within %lld ms (srun could not "
-							"start it there?)\n", f.job.nodes[i], start_bound);
-					f.ended[i] = true;
-					f.broke = true;
-				}
-		if (f.first_read_ms && now - f.first_read_ms > max_stop && f.released < f.nsamples) {
-			for (size_t i = 0; i < f.job.nnodes; i++)
-				if (!f.ended[i] && f.read_upto[i] <= f.released && f.tasks[i].nranks)
-					fprintf(stderr, "coreq: node %s: sample %u not read within --max-stop %u ms: the other "
-							"nodes resumed without it\n", node_of(&f, (long)i), f.released + 1, max_stop);
-			release(&f, f.released + 1);
-		}
-		if (f.released < f.nsamples && f.stopped > f.released && all_read(&f, f.released + 1))
-			release(&f, f.released + 1);
-		/* the next cut: once every node is ready for it (and --interval after the last) */
-		if (f.stopped == f.released && f.stopped < f.nsamples && all_ready(&f, f.stopped) &&
-		    (!f.stopped || now - f.stop_ms >= cli->interval_ms))
-			stop_next(&f);
-		if (now > bound) {
-			fprintf(stderr, "coreq: srun did not end within %lld s: stopped (its nodes' coreq end with it, "
-					"and so their holds)\n", (bound - t0) / 1000);
-			f.broke = true;
-			break;
-		}
-		struct pollfd pf[2] = {{out.fd, POLLIN, 0}, {errs.fd, POLLIN, 0}};
-		int pr = poll(pf, 2, 20);
-		if (pr < 0 && errno != EINTR)
-			break;
-		if (out.fd >= 0 && pf[0].revents && !pump(&f, &out, on_stdout)) {
-			close(out.fd);
-			out.fd = r.out = -1;
-		}
-		if (errs.fd >= 0 && pf[1].revents && !pump(&f, &errs, on_stderr)) {
-			close(errs.fd);
-			errs.fd = r.err = -1;
-		}
-	}
-	int status = 0;
-	if (r.pid > 0) {
-		/* what srun says last (its own errors) */
-		cq_run_end(&r, 5000, &status);
-	}
+	if (!err)
+		relay(&f, &r, max_stop);
 	f.srun_in = -1;
 	unlinkat(f.dir.fd, tokfile, 0);
 	if (err) {
@@ -511,6 +518,252 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 	free(f.resumed_upto);
 	cq_outdir_close(&f.dir);
 	cq_slurm_job_free(&f.job);
-	(void)status;
+	return rc;
+}
+
+/* The options a node's coreq and the merge take from this one's, after @p argv[*n]. */
+static void pass_options(const struct cq_cli *cli, char **argv, size_t *n, bool merge)
+{
+	if (cli->opts.type_donors) {
+		argv[(*n)++] = "--types";
+		argv[(*n)++] = (char *)cli->opts.type_donors;
+	}
+	if (cli->mqd.dll) {
+		argv[(*n)++] = "--mqd-plugin";
+		argv[(*n)++] = (char *)cli->mqd.dll;
+	}
+	if (cli->mqd.trusted_dirs) {
+		argv[(*n)++] = "--mqd-trusted-dir";
+		argv[(*n)++] = (char *)cli->mqd.trusted_dirs;
+	}
+	if (cli->all_threads)
+		argv[(*n)++] = "--threads";
+	if (!merge)
+		return;
+	if (cli->json)
+		argv[(*n)++] = "--json";
+	if (cli->dot) {
+		argv[(*n)++] = "--dot";
+		argv[(*n)++] = (char *)cli->dot;
+	}
+	if (cli->svg) {
+		argv[(*n)++] = "--svg";
+		argv[(*n)++] = (char *)cli->svg;
+	}
+}
+
+int cq_cmd_slurm_docs(struct cq_cli *cli, const char *what)
+{
+	char node[256], self[PATH_MAX];
+	const char *nn = getenv("SLURMD_NODENAME");
+	/* the node's name is part of the documents' names (at most 63 bytes): letters, digits,
+	 * '-', '_' only, 40 at most */
+	snprintf(node, sizeof(node), "%.40s", nn && *nn ? nn : "node");
+	for (char *c = node; *c; c++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", *c))
+			*c = '_';
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[sl > 0 ? sl : 0] = 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("CQ1 node %s 0 \n", node);
+	/* the inputs: each pattern as this node's shell would expand it, regular files only */
+	glob_t g = {0};
+	for (int i = 0; i < cli->nargs; i++)
+		glob(cli->args[i], i ? GLOB_APPEND : 0, NULL, &g);
+	json_t *inputs = json_array();
+	char tmpdir[PATH_MAX];
+	const char *t = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof(tmpdir), "%s/coreq-docs-XXXXXX", t && *t ? t : "/tmp");
+	int rc = CQ_EXIT_OK;
+	if (!mkdtemp(tmpdir)) {
+		printf("CQ1 error %s: %s\n", cq_esc(tmpdir), strerror(errno));
+		rc = CQ_EXIT_IO;
+	}
+	char **files = calloc(g.gl_pathc + 1, sizeof(*files));
+	size_t nfiles = 0;
+	for (size_t i = 0; files && i < g.gl_pathc; i++) {
+		struct stat st;
+		if (stat(g.gl_pathv[i], &st) == 0 && S_ISREG(st.st_mode))
+			files[nfiles++] = g.gl_pathv[i];
+	}
+	/* mqd: a document per core (the job view is made of them); stacks: the node's tree */
+	size_t runs = !strcmp(what, "mqd") ? nfiles : nfiles ? 1 : 0;
+	for (size_t k = 0; rc != CQ_EXIT_IO && k < runs; k++) {
+		char **argv = calloc(nfiles + 16, sizeof(*argv));
+		size_t n = 0;
+		if (!argv)
+			break;
+		argv[n++] = self;
+		argv[n++] = (char *)what;
+		argv[n++] = "--json";
+		pass_options(cli, argv, &n, false);
+		if (!strcmp(what, "mqd"))
+			argv[n++] = files[k];
+		else
+			for (size_t i = 0; i < nfiles; i++)
+				argv[n++] = files[i];
+		char *out = NULL, *said = NULL, name[64], path[PATH_MAX + 64];
+		int status;
+		struct cq_error *err = cq_run_capture(argv, 600000, 256u << 20, &out, &said, &status);
+		free(argv);
+		snprintf(name, sizeof(name), !strcmp(what, "mqd") ? "%s.%zu.json" : "%s.tree.json", node, k);
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+		FILE *f = !err && out && *out ? fopen(path, "w") : NULL;
+		if (f) {
+			fputs(out, f);
+			fclose(f);
+			struct cq_error *e = cq_relay_send_file(stdout, 0, name, path);
+			if (e) {
+				printf("CQ1 error %s\n", cq_esc(e->message));
+				cq_error_destroy(e);
+				rc = CQ_EXIT_JOB;
+			}
+			unlink(path);
+		} else {
+			printf("CQ1 error coreq %s of %s on %s gave no document (exit %d): %s\n", what,
+			       !strcmp(what, "mqd") ? cq_esc(files[k]) : "its inputs", node, status,
+			       err ? cq_esc(err->message) : said ? cq_esc(said) : "");
+			rc = CQ_EXIT_JOB;
+		}
+		cq_error_destroy(err);
+		json_array_append_new(inputs, json_pack("{s:o, s:i}", "input", cq_json_str(!strcmp(what, "mqd") ? files[k] :
+									 "(all)"), "exit", status));
+		free(out);
+		free(said);
+	}
+	rmdir(tmpdir);
+	json_t *doc = json_pack("{s:s, s:s, s:I, s:o}", "schema", "coreq-slurm-node/1", "node", node, "files",
+				(json_int_t)nfiles, "runs", inputs);
+	cq_relay_send_doc(stdout, doc);
+	json_decref(doc);
+	printf("CQ1 done %d\n", rc);
+	free(files);
+	globfree(&g);
+	return rc;
+}
+
+int cq_cmd_slurm_gather(struct cq_cli *cli, const char *what)
+{
+	if (!cli->nargs) {
+		fprintf(stderr, "coreq: usage: coreq %s --slurm JOB PATTERN... [-o DIR]: each node's files that match "
+				"PATTERN (quoted: a glob on the node)\n", what);
+		return CQ_EXIT_USAGE;
+	}
+	struct front f = {.cli = cli, .srun_in = -1, .dir = {-1, NULL}, .nsamples = 1};
+	struct cq_error *err = cq_slurm_job_find(cli->slurm, 20000, &f.job);
+	if (err)
+		return cq_fail(err);
+	/* the documents: into -o DIR (kept), else a directory of ours, removed after */
+	char abs[PATH_MAX], self[PATH_MAX], donors[PATH_MAX];
+	bool mine = !cli->output;
+	if (mine) {
+		const char *t = getenv("TMPDIR");
+		snprintf(abs, sizeof(abs), "%s/coreq-slurm-docs-XXXXXX", t && *t ? t : "/tmp");
+		if (!mkdtemp(abs)) {
+			cq_slurm_job_free(&f.job);
+			return cq_fail(cq_error_errno(errno, "%s", abs));
+		}
+	}
+	if ((err = cq_outdir_open(mine ? abs : cli->output, &f.dir)) || (!mine && !realpath(cli->output, abs))) {
+		cq_slurm_job_free(&f.job);
+		return err ? cq_fail(err) : cq_fail(cq_error_errno(errno, "%s", cli->output));
+	}
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[sl > 0 ? sl : 0] = 0;
+	if (cli->opts.type_donors && realpath(cli->opts.type_donors, donors))
+		cli->opts.type_donors = donors;
+	f.tasks = calloc(f.job.nnodes, sizeof(*f.tasks));
+	f.ended = calloc(f.job.nnodes, sizeof(*f.ended));
+	f.read_upto = calloc(f.job.nnodes, sizeof(*f.read_upto));
+	f.resumed_upto = calloc(f.job.nnodes, sizeof(*f.resumed_upto));
+	f.subdirs = calloc(1, sizeof(*f.subdirs));
+	char **cmd = calloc((size_t)cli->nargs + 24, sizeof(*cmd));
+	if (!f.tasks || !f.ended || !f.read_upto || !f.resumed_upto || !f.subdirs || !cmd)
+		err = &cq_error_nomem;
+	for (size_t i = 0; f.tasks && i < f.job.nnodes; i++)
+		f.tasks[i].rc = -1;
+	size_t c = 0;
+	if (cmd) {
+		cmd[c++] = self;
+		cmd[c++] = (char *)what;
+		cmd[c++] = "--slurm-node";
+		cmd[c++] = (char *)cli->slurm;
+		pass_options(cli, cmd, &c, false);
+		for (int i = 0; i < cli->nargs; i++)
+			cmd[c++] = cli->args[i];
+	}
+	char **argv = err ? NULL : cq_slurm_per_node_argv(f.job.job, f.job.nodes, f.job.nnodes, cmd);
+	if (!err && !argv)
+		err = &cq_error_nomem;
+	struct cq_run r = {-1, -1, -1, -1};
+	if (!err)
+		err = cq_run_start(argv, &r);
+	cq_slurm_argv_free(argv);
+	free(cmd);
+	if (!err) {
+		/* no cut: every node is "read" at once (no rank held); the bound is the run's */
+		f.stopped = f.released = f.nsamples;
+		relay(&f, &r, 600000);
+	}
+	int rc = CQ_EXIT_OK;
+	if (err)
+		rc = cq_fail(err);
+	size_t ndocs = 0, nfiles = 0;
+	for (size_t i = 0; i < f.job.nnodes; i++) {
+		nfiles += (size_t)json_integer_value(json_object_get(f.tasks[i].doc, "files"));
+		if (f.tasks[i].rc < 0) {
+			fprintf(stderr, "coreq: node %s: its coreq ended without a result\n", node_of(&f, (long)i));
+			f.broke = true;
+		}
+	}
+	/* the merge: the job view (mqd) or the tree (stacks) of every node's documents */
+	char pattern[PATH_MAX + 16];
+	snprintf(pattern, sizeof(pattern), "%s/*.json", abs);
+	glob_t g = {0};
+	if (!rc && glob(pattern, 0, NULL, &g) == 0)
+		ndocs = g.gl_pathc;
+	if (!rc && !ndocs) {
+		fprintf(stderr, "coreq: Slurm job %s: no file on its %zu node%s matches %s%s\n", f.job.spec, f.job.nnodes,
+			f.job.nnodes > 1 ? "s" : "", cq_esc(cli->args[0]), cli->nargs > 1 ? " ..." : "");
+		rc = CQ_EXIT_JOB;
+	}
+	if (!rc) {
+		char **m = calloc(ndocs + 24, sizeof(*m));
+		size_t n = 0;
+		if (m) {
+			m[n++] = self;
+			m[n++] = (char *)what;
+			pass_options(cli, m, &n, true);
+			for (size_t i = 0; i < ndocs; i++)
+				m[n++] = g.gl_pathv[i];
+			/* its output is this command's: stdout and stderr as they are */
+			pid_t pid;
+			extern char **environ;
+			int e = posix_spawn(&pid, self, NULL, NULL, m, environ), st = 0;
+			if (e)
+				rc = cq_fail(cq_error_create(CQ_ERR_INTERNAL, "%s cannot be run: %s", self, strerror(e)));
+			else if (waitpid(pid, &st, 0) == pid)
+				rc = WIFEXITED(st) ? WEXITSTATUS(st) : CQ_EXIT_INTERNAL;
+			free(m);
+		}
+	}
+	if (f.broke && (rc == CQ_EXIT_OK || rc == CQ_EXIT_PARTIAL))
+		rc = CQ_EXIT_JOB;
+	if (mine)
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			unlink(g.gl_pathv[i]);
+	globfree(&g);
+	for (size_t i = 0; i < f.job.nnodes; i++)
+		cq_relay_task_free(&f.tasks[i]);
+	free(f.tasks);
+	free(f.ended);
+	free(f.read_upto);
+	free(f.resumed_upto);
+	free(f.subdirs);
+	cq_outdir_close(&f.dir);
+	if (mine)
+		rmdir(abs);
+	cq_slurm_job_free(&f.job);
+	(void)nfiles;
 	return rc;
 }

@@ -81,6 +81,10 @@ static int emit_json(const struct cq_tree *t, const json_t *extra)
 
 int cq_cmd_stacks(struct cq_cli *cli)
 {
+	if (cli->slurm_node)
+		return cq_cmd_slurm_docs(cli, "stacks");
+	if (cli->slurm)
+		return cq_cmd_slurm_gather(cli, "stacks");
 	if (cli->nargs < 1) {
 		fprintf(stderr, "coreq: usage: coreq stacks CORE|BT.json|TREE.json... [--threads] "
 				"[--by function|line|module] [--json] [--dot FILE] [--svg FILE]\n");
