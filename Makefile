@@ -29,6 +29,7 @@ JOB_SRC = $(wildcard job/*.c)
 ELF_SRC = $(wildcard elf/*.c)
 LIVE_SRC = $(wildcard live/*.c)
 LAUNCH_SRC = $(wildcard launch/*.c)
+ANALYSIS_SRC = $(wildcard analysis/*.c)
 # omp-tools.h comes from Debian's libomp-14-dev; only that header is copied (the directory
 # it lives in is clang's resource directory, which must not shadow the C library's).
 OMP_TOOLS_H ?= $(firstword $(wildcard /usr/lib/llvm-14/lib/clang/*/include/omp-tools.h /usr/lib/llvm-*/lib/clang/*/include/omp-tools.h))
@@ -51,10 +52,11 @@ JOB_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(JOB_SRC))
 ELF_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ELF_SRC))
 LIVE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(LIVE_SRC))
 LAUNCH_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(LAUNCH_SRC))
+ANALYSIS_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ANALYSIS_SRC))
 TOOL_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
 UNIT_SRC = $(wildcard tests/unit/*.c)
 UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
-HEADERS = $(wildcard targets/*.h base/*.h input/*.h plugin/*.h output/*.h elf/*.h corelib/*.h live/*.h launch/*.h stack/*.h job/*.h ompd/*.h mqd/*.h events/*.h recorder/*.h tools/coreq/*.h)
+HEADERS = $(wildcard targets/*.h base/*.h input/*.h plugin/*.h output/*.h elf/*.h corelib/*.h live/*.h launch/*.h analysis/*.h stack/*.h job/*.h ompd/*.h mqd/*.h events/*.h recorder/*.h tools/coreq/*.h)
 
 .PHONY: all clean test unit host32 asan deps demo check
 
@@ -154,8 +156,11 @@ $(BUILD)/libcoreq-live.a: $(LIVE_OBJ)
 $(BUILD)/libcoreq-launch.a: $(LAUNCH_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq-launch.a $(BUILD)/libcoreq-live.a $(CORE_LIBS)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq-launch.a $(BUILD)/libcoreq-live.a $(CORE_LIBS) $(LIBS)
+$(BUILD)/libcoreq-analysis.a: $(ANALYSIS_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/coreq: $(TOOL_OBJ) $(BUILD)/libcoreq-analysis.a $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq-launch.a $(BUILD)/libcoreq-live.a $(CORE_LIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libcoreq-analysis.a $(BUILD)/libcoreq-ompd.a $(BUILD)/libcoreq-mqd.a $(BUILD)/libcoreq-events.a $(BUILD)/libcoreq-stack.a $(BUILD)/libcoreq-job.a $(BUILD)/libcoreq-launch.a $(BUILD)/libcoreq-live.a $(CORE_LIBS) $(LIBS)
 
 $(BUILD)/mkcore: tests/tools/mkcore.c $(CORE_LIBS)
 	@mkdir -p $(dir $@)

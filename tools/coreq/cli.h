@@ -14,6 +14,10 @@
 #include <stdint.h>
 
 #include "corelib/core.h"
+#include "analysis/btdoc.h"
+#include "analysis/crash.h"
+#include "analysis/mpiargs.h"
+#include "analysis/rank.h"
 #include "corelib/image.h"
 #include "elf/bfd_ident.h"
 #include "live/process.h"
@@ -130,17 +134,6 @@ void cq_events_print_thread(json_t *ring, const char *indent);
 /** Text report of one rank's "coreq-mqd/1" document (cmd_mqd.c). */
 void cq_mqd_print_rank(json_t *doc);
 
-/** The rank's stacks and the MPI call each thread is in, with what the calls' parameters
- * name (communicator, peer, tag, MPI_Waitall's requests), into its document @p doc
- * (cmd_mqd.c); a snapshot runs it so that the memory those reads take is in it. */
-void cq_mqd_add_stacks(struct cq_cli *cli, struct cq_core *core, json_t *doc);
-
-/** What a snapshot of MPI process @p core reads for the job view of it (cmd_mqd.c): the
- * MQD DLL's reads where the MPI library's types can be had (a type donor, or the
- * library's DWARF: mqd/host.h's cq_mqd_types_available), the messages in flight, the
- * stacks and what the MPI calls' parameters name. True when the DLL's report was made;
- * else why in @p why (not an MPI process, no types, the DLL refused ...). */
-bool cq_mqd_snapshot_reads(struct cq_cli *cli, struct cq_core *core, char *why, size_t why_size);
 
 /** Exit status for an error code. */
 int cq_exit_for(const struct cq_error *err);
@@ -176,42 +169,14 @@ json_t *cq_json_addr(uint64_t v);
  */
 void cq_release(json_t *doc, struct cq_core *core);
 
-/** Add to bt document @p bt the process's MPI rank, "task", and the variable it came from,
- * "task_source", when its initial environment (corelib/environ.h) has a launcher's rank
- * variable: OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID. */
-/** The MPI rank of a process with an MPI library loaded (an image libmpi.*, libmpich.*,
- * libmpi_*), from the launcher's environment: {rank, size, source}; NULL for any other
- * process or without the variables. */
-json_t *cq_mpi_rank_json(struct cq_core *core);
-
 /** "PREFIXrank 2 of 4 (OMPI_COMM_WORLD_RANK, in MPI_COMM_WORLD)" for cq_mpi_rank_json's
  * @p r; nothing for NULL. */
 void cq_print_mpi_rank(const json_t *r, const char *prefix);
 
-/** A launcher's number from the core's environment: the process's rank (OMPI_COMM_WORLD_RANK,
- * PMIX_RANK, PMI_RANK, SLURM_PROCID) or, with @p size, the job's size (OMPI_COMM_WORLD_SIZE,
- * PMI_SIZE, SLURM_NTASKS); *@p which the variable. -1 when none is set to a number below
- * CQ_TASK_MAX. */
-long long cq_launcher_env(struct cq_core *core, bool size, const char **which);
-
-void cq_bt_task(struct cq_core *core, json_t *bt);
-
-/** Add "process" to the bt document @p bt: {pid, cpu_ms (the CPU time the process had
- * used), taken_ms (when a coreq snapshot stopped it, ms since the epoch)}, each null when
- * the core does not say; what tells samples of one process apart (job/progress.h). */
-void cq_bt_process(const struct cq_core *core, json_t *bt);
-
-struct cq_stack_options;
-/** The coreq-bt/2 document of @p core as `coreq bt --json` gives it: the walk's problems,
- * the core's own, and each stack a missing piece cut short; with @p with_task its MPI
- * rank (cq_bt_task). */
 /** An OpenMP-aware stack (job/ompjoin.h: a thread of a joined bt document @p bt) as text:
  * the runtime's frames folded to a line, each task's under a heading, then the frames it
  * continues with on other threads. @p width: hex digits of a pointer. */
 void cq_print_omp_stack(json_t *bt, json_t *thread, int width);
-
-struct cq_error *cq_bt_document(struct cq_core *core, const struct cq_stack_options *opt, bool with_task,
-				json_t **ret);
 
 /** Per-process documents larger than this are not read (a rank of many communicators
  * and long queues is a few MB; the bound keeps a hostile file from costing gigabytes). */
@@ -231,9 +196,6 @@ int cq_write_graph(struct cq_cli *cli, char *text);
 
 /** Parse a number (decimal or 0x hex); false if invalid. */
 bool cq_parse_u64(const char *s, uint64_t *ret);
-
-/** Problems of the core as a JSON array. */
-json_t *cq_json_problems(const struct cq_core *core);
 
 /** Emit @p doc as JSON to stdout (steals the reference). */
 void cq_emit_json(json_t *doc);
@@ -256,26 +218,5 @@ void cq_print_stack_frames(const struct cq_frame *frames, unsigned n, int width)
 /** Print problems to stdout in text form; returns CQ_EXIT_PARTIAL if any, else OK. */
 int cq_text_problems(const struct cq_core *core);
 
-/** A siginfo's si_code by name for signal @p sig ("SEGV_MAPERR", "SI_TKILL"), or NULL. */
-const char *cq_signal_code_name(const struct cq_target *t, int sig, int code);
-
-enum cq_signal_origin {
-	CQ_SIGNAL_SENT,  /**< sent by a process (si_code <= 0): si_pid and si_uid say who */
-	CQ_SIGNAL_FAULT, /**< a fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP): si_addr is where */
-	CQ_SIGNAL_OTHER, /**< from the kernel otherwise: neither */
-};
-
-/** What the rest of a siginfo means for signal @p sig with code @p code. */
-enum cq_signal_origin cq_signal_origin(const struct cq_target *t, int sig, int code);
-
-/**
- * What a core the kernel wrote for a process that died of a signal says of its death:
- * {signal (its name by the target's numbering, else "signal N"), number, tid (the thread
- * that took it), code_name?, sender: {pid}? (a signal a process sent), origin: "fault",
- * "self" (abort, raise), "sent" (by another process), "kernel" or "unknown"}, for the job view
- * (job/verdict.h says a dead rank first); NULL when no thread crashed (a live process's
- * core: gcore, a snapshot).
- */
-json_t *cq_crash_json(const struct cq_core *core);
 
 #endif

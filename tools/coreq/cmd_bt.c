@@ -139,42 +139,6 @@ void cq_print_omp_stack(json_t *bt, json_t *t, int width)
 		printf("  note: %s\n", cq_esc(json_string_value(p)));
 }
 
-/* To the walk's problems (s->problems) those of `bt`: the core's own (missing files), and
- * each stack a missing piece cut short (its last frame's module is the item). */
-static void add_bt_problems(struct cq_core *core, struct cq_stacks *s)
-{
-	json_t *core_problems = cq_json_problems(core), *p;
-	size_t i;
-	json_array_foreach(core_problems, i, p)
-		json_array_append(s->problems, p);
-	json_decref(core_problems);
-	for (size_t k = 0; k < s->nthreads; k++) {
-		const struct cq_thread_stack *t = &s->threads[k];
-		if (!t->cut_short)
-			continue;
-		const char *mod = t->nframes ? t->frames[t->nframes - 1].info->module : NULL;
-		cq_json_problem(s->problems, mod ? mod : "stack", "thread %lld: %s", (long long)t->tid,
-				t->stop ? t->stop : "?");
-	}
-}
-
-struct cq_error *cq_bt_document(struct cq_core *core, const struct cq_stack_options *opt, bool with_task,
-				json_t **ret)
-{
-	struct cq_stacks *s;
-	struct cq_error *err = cq_stack_walk_frames(core, opt, &s);
-	if (err)
-		return err;
-	add_bt_problems(core, s);
-	json_t *doc = cq_stacks_json(core, s, true);
-	cq_stacks_free(s);
-	if (with_task)
-		cq_bt_task(core, doc);
-	cq_bt_process(core, doc);
-	*ret = doc;
-	return NULL;
-}
-
 static json_t *thread_item(size_t i, void *arg)
 {
 	const struct cq_stacks *s = arg;
@@ -193,7 +157,7 @@ static int print_bt(struct cq_cli *cli, struct cq_core *core, const struct cq_st
 		cq_core_close(core);
 		return cq_fail(err);
 	}
-	add_bt_problems(core, s);
+	cq_bt_add_problems(core, s);
 	if (cli->json) {
 		int rc = json_array_size(s->problems) ? CQ_EXIT_PARTIAL : CQ_EXIT_OK;
 		json_t *doc = cq_stacks_json(core, s, false);

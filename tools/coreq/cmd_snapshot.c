@@ -169,7 +169,8 @@ static int snapshot_one(struct cq_cli *cli, int pid, int rank, const struct cq_o
 	 * them: what an analysis lacks must not lengthen the hold), the messages in flight,
 	 * what the MPI calls' parameters name */
 	char mqd_why[1024];
-	if (cq_mqd_snapshot_reads(cli, core, mqd_why, sizeof(mqd_why)))
+	if (cq_mqd_snapshot_reads(&(struct cq_rank_analysis){cli->max_frames, &cli->mqd}, core, mqd_why,
+				  sizeof(mqd_why)))
 		views[1] = "MPI (MQD)";
 	/* coreq's flight recorder: what `coreq events` reads of it (the rings' records written
 	 * so far, the strings and code they name), read without decoding, bounded */

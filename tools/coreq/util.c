@@ -174,15 +174,6 @@ bool cq_parse_u64(const char *s, uint64_t *ret)
 }
 
 
-json_t *cq_json_problems(const struct cq_core *core)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < core->nproblems; i++)
-		json_array_append_new(a, json_pack("{s:o, s:o}", "item", cq_json_str(core->problems[i].item),
-						   "message", cq_json_str(core->problems[i].message)));
-	return a;
-}
-
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define CQ_FREE_AT_EXIT 1
@@ -192,45 +183,6 @@ json_t *cq_json_problems(const struct cq_core *core)
 #define CQ_FREE_AT_EXIT 1
 #endif
 
-long long cq_launcher_env(struct cq_core *core, bool size, const char **which)
-{
-	/* the launchers' variables, the most specific first (Open MPI's, PMIx's, MPICH's
-	 * Hydra, Slurm's) */
-	static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
-	static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
-	const char *const *names = size ? sizes : ranks;
-	size_t w, n = size ? sizeof(sizes) / sizeof(sizes[0]) : sizeof(ranks) / sizeof(ranks[0]);
-	char *value = NULL, *end;
-	cq_error_destroy(cq_core_getenv(core, names, n, &w, &value)); /* no environment: none */
-	if (!value)
-		return -1;
-	unsigned long long v = strtoull(value, &end, 10);
-	bool ok = value[0] >= '0' && value[0] <= '9' && !*end && v < CQ_TASK_MAX;
-	free(value);
-	*which = names[w];
-	return ok ? (long long)v : -1;
-}
-
-json_t *cq_mpi_rank_json(struct cq_core *core)
-{
-	/* only a process with an MPI library loaded: the environment is read from the initial
-	 * stack, which no other command reads (the backtrace benchmark counts such reads) */
-	bool mpi = false;
-	for (size_t i = 0; i < core->nimages && !mpi; i++) {
-		const char *n = core->images[i].name, *b = n ? strrchr(n, '/') : NULL;
-		b = b ? b + 1 : n;
-		mpi = b && (!strncmp(b, "libmpi.", 7) || !strncmp(b, "libmpich.", 9) || !strncmp(b, "libmpi_", 7));
-	}
-	const char *rv = NULL, *sv = NULL;
-	long long rank = mpi ? cq_launcher_env(core, false, &rv) : -1;
-	if (rank < 0)
-		return NULL;
-	long long size = cq_launcher_env(core, true, &sv);
-	json_t *o = json_pack("{s:I, s:s}", "rank", (json_int_t)rank, "source", rv);
-	json_object_set_new(o, "size", size > rank ? json_integer((json_int_t)size) : json_null());
-	return o;
-}
-
 void cq_print_mpi_rank(const json_t *r, const char *prefix)
 {
 	if (!r)
@@ -239,36 +191,6 @@ void cq_print_mpi_rank(const json_t *r, const char *prefix)
 	if (json_is_integer(json_object_get(r, "size")))
 		printf(" of %lld", (long long)json_integer_value(json_object_get(r, "size")));
 	printf(" (%s, in MPI_COMM_WORLD)\n", json_string_value(json_object_get(r, "source")));
-}
-
-void cq_bt_task(struct cq_core *core, json_t *bt)
-{
-	const char *which;
-	long long v = cq_launcher_env(core, false, &which);
-	if (v >= 0) {
-		json_object_set_new(bt, "task", json_integer((json_int_t)v));
-		json_object_set_new(bt, "task_source", json_string(which));
-	}
-}
-
-void cq_bt_process(const struct cq_core *core, json_t *bt)
-{
-	/* the kernel writes the whole process's CPU time into its leader's NT_PRSTATUS; a core
-	 * without the leader's: the sum of the threads it has */
-	const struct cq_thread *leader = core->has_psinfo ? cq_core_thread((struct cq_core *)core, core->pid) : NULL;
-	uint64_t us = 0;
-	for (size_t i = 0; i < core->nthreads; i++)
-		if (!leader || &core->threads[i] == leader)
-			us += core->threads[i].utime_us + core->threads[i].stime_us;
-	json_object_set_new(bt, "process",
-			    json_pack("{s:o, s:o, s:o}", "pid", core->has_psinfo ? json_integer(core->pid) : json_null(),
-				      /* all 0: gdb's gcore (it writes none), unless coreq took it */
-				      "cpu_ms", us || core->taken_ns ? json_integer((json_int_t)(us / 1000)) : json_null(), "taken_ms",
-				      core->taken_ns ? json_integer((json_int_t)(core->taken_ns / 1000000)) : json_null()));
-	/* stopped by a signal before the core was taken (a coreq snapshot records it): not
-	 * running, whatever its stacks wait on */
-	if (core->state == 'T')
-		json_object_set_new(json_object_get(bt, "process"), "state", json_string("stopped"));
 }
 
 void cq_release(json_t *doc, struct cq_core *core)

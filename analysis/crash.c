@@ -8,7 +8,7 @@
 
 #include "base/text.h"
 
-#include "cli.h"
+#include "crash.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
