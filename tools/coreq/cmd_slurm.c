@@ -220,12 +220,21 @@ static bool all_ended(struct front *f)
  * isolation): its first line (text) or its verdict (JSON) into @p doc. */
 static void verdict_of(struct front *f, const char *self, const char *abs, json_t *doc)
 {
-	char pattern[PATH_MAX];
+	char pattern[PATH_MAX], docs[PATH_MAX];
 	snprintf(pattern, sizeof(pattern), f->nsamples > 1 ? "%s/sample*/rank*.core" : "%s/rank*.core", abs);
-	glob_t g;
+	snprintf(docs, sizeof(docs), f->nsamples > 1 ? "%s/sample*/rank*.mqd.json" : "%s/rank*.mqd.json", abs);
+	glob_t g, d;
 	if (glob(pattern, 0, NULL, &g) || !g.gl_pathc) {
 		globfree(&g);
 		return;
+	}
+	/* every rank's document made on its node (after its resume): the job view of those,
+	 * which is that of the cores without their per-rank work done again here */
+	if (glob(docs, 0, NULL, &d) == 0 && d.gl_pathc == g.gl_pathc) {
+		globfree(&g);
+		g = d;
+	} else {
+		globfree(&d);
 	}
 	char **argv = calloc(g.gl_pathc + 8, sizeof(*argv));
 	if (!argv) {

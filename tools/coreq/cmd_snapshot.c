@@ -422,6 +422,54 @@ static void remove_local(const char *path)
 	rmdir(path);
 }
 
+/* `coreq mqd --json CORE` of a rank's core just written, into @p docpath: false when it
+ * gives no document (said on stderr). */
+static bool rank_document(struct cq_cli *cli, const char *core, const char *docpath)
+{
+	char self[PATH_MAX];
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[sl > 0 ? sl : 0] = 0;
+	char *argv[16];
+	size_t n = 0;
+	argv[n++] = self;
+	argv[n++] = "mqd";
+	argv[n++] = "--json";
+	if (cli->opts.type_donors) {
+		argv[n++] = "--types";
+		argv[n++] = (char *)cli->opts.type_donors;
+	}
+	if (cli->mqd.dll) {
+		argv[n++] = "--mqd-plugin";
+		argv[n++] = (char *)cli->mqd.dll;
+	}
+	if (cli->mqd.trusted_dirs) {
+		argv[n++] = "--mqd-trusted-dir";
+		argv[n++] = (char *)cli->mqd.trusted_dirs;
+	}
+	argv[n++] = (char *)core;
+	argv[n] = NULL;
+	char *out = NULL, *said = NULL;
+	int status;
+	struct cq_error *err = cq_run_capture(argv, 300000, 256u << 20, &out, &said, &status);
+	bool ok = !err && out && *out == '{';
+	if (ok) {
+		struct cq_output o;
+		ok = !(err = cq_output_begin_mode(docpath, "a rank's document", NULL, 0, 0600, &o));
+		if (ok && (err = cq_output_write(&o, out, strlen(out))))
+			cq_output_abort(&o);
+		else if (ok)
+			err = cq_output_commit(&o);
+		ok = !err;
+	}
+	if (!ok)
+		fprintf(stderr, "coreq: %s: no MPI document of it (exit %d): %s\n", core, status,
+			err ? err->message : said ? said : "");
+	cq_error_destroy(err);
+	free(out);
+	free(said);
+	return ok;
+}
+
 int cq_cmd_snapshot_node(struct cq_cli *cli)
 {
 	long long job_id, step_id;
@@ -432,7 +480,9 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 	for (char *c = node; *c; c++)
 		if (*c <= ' ' || *c == 127)
 			*c = '?'; /* one word on the node line */
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* fully buffered, flushed where the front end waits on a line: a write per line of a
+	 * core's base64 was most of what srun's forwarding cost */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	if (!cq_slurm_parse_spec(cli->slurm_node, &job_id, &step_id)) {
 		printf("CQ1 error --slurm-node %s: not a job id\nCQ1 done %d\n", cq_esc(cli->slurm_node), CQ_EXIT_USAGE);
 		return CQ_EXIT_USAGE;
@@ -442,6 +492,7 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 	if (err) {
 		int rc = cq_exit_for(err);
 		printf("CQ1 node %s 0 \nCQ1 error %s\nCQ1 done %d\n", node, cq_esc(err->message), rc);
+		fflush(stdout);
 		cq_error_destroy(err);
 		return rc;
 	}
@@ -449,6 +500,7 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 	for (size_t i = 0; i < job.n; i++)
 		printf("%s%d:%d", i ? "," : "", job.ranks[i].rank, job.ranks[i].pid);
 	printf("\n");
+	fflush(stdout);
 	int rc = CQ_EXIT_OK;
 	for (size_t i = 0; i < job.n && !rc; i++)
 		rc = dumpable_or_asked(cli, job.ranks[i].pid);
@@ -500,6 +552,7 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 		 * held until every node has read ("go K") */
 		if (!wait_for_line("stop", k, cq_run_now_ms() + 60000 + (long long)cli->interval_ms)) {
 			printf("CQ1 error no \"stop %u\" from the front end: its ranks were not stopped\n", k);
+			fflush(stdout);
 			rc = CQ_EXIT_JOB;
 			cq_outdir_close(&sub);
 			break;
@@ -528,6 +581,7 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 		}
 		if (!err) {
 			printf("CQ1 read %u\n", k);
+			fflush(stdout);
 			wait_for_line("go", k, first + max_stop);
 		}
 		cq_process_hold(false);
@@ -553,18 +607,34 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 		} else {
 			printf("CQ1 resumed %u %lld\n", k, held);
 		}
-		/* the cores back through srun's output where DIR is not shared */
-		for (size_t i = before; !shared && i < json_array_size(list); i++) {
+		fflush(stdout);
+		/* each rank's MPI document (coreq mqd --json of its core), made here, after the
+		 * resume: the job view is then made of documents, the nodes' work done in parallel
+		 * (a child per rank: its DLL and bounds as `coreq mqd` has them) */
+		for (size_t i = before; i < json_array_size(list); i++) {
 			json_t *o = json_array_get(list, i);
-			char name[64], path[PATH_MAX], shown[PATH_MAX];
-			snprintf(name, sizeof(name), "rank%d.core", (int)json_integer_value(json_object_get(o, "rank")));
+			int r = (int)json_integer_value(json_object_get(o, "rank"));
+			char name[64], path[PATH_MAX], shown[PATH_MAX], docname[64], docpath[PATH_MAX], dshown[PATH_MAX];
+			snprintf(name, sizeof(name), "rank%d.core", r);
+			snprintf(docname, sizeof(docname), "rank%d.mqd.json", r);
 			cq_outdir_file(dir, name, path, sizeof(path), shown, sizeof(shown));
-			struct cq_error *e = cq_relay_send_file(stdout, nsamples > 1 ? k : 0, name, path);
+			cq_outdir_file(dir, docname, docpath, sizeof(docpath), dshown, sizeof(dshown));
+			/* the child opens the core by its name (not through this process's descriptor) */
+			char named[PATH_MAX];
+			snprintf(named, sizeof(named), "%s%s%s/%s", shared ? cli->slurm_dir : local, *subname ? "/" : "",
+				 subname, name);
+			if (!rank_document(cli, named, docpath))
+				*docpath = 0;
+			/* the cores (and documents) back through srun's output where DIR is not shared */
+			struct cq_error *e = shared ? NULL : cq_relay_send_file(stdout, nsamples > 1 ? k : 0, name, path);
+			if (!e && !shared && *docpath)
+				e = cq_relay_send_file(stdout, nsamples > 1 ? k : 0, docname, docpath);
 			if (e) {
 				printf("CQ1 error %s\n", cq_esc(e->message));
 				rc = rc ? rc : cq_exit_for(e);
 				cq_error_destroy(e);
 			}
+			fflush(stdout);
 		}
 		cq_outdir_close(&sub);
 	}
@@ -576,6 +646,7 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 	cq_relay_send_doc(stdout, doc);
 	json_decref(doc);
 	printf("CQ1 done %d\n", rc);
+	fflush(stdout);
 	cq_job_free(&job);
 	return rc;
 }
