@@ -225,9 +225,9 @@ check: deps
 	$(MAKE) host32
 	tools/check-all.sh
 	$(MAKE) fuzz-regress
-	# two targets at a time: the suite is done, both CPUs are free (half the wall time); 20 s
+	# two targets at a time: the suite is done, both CPUs are free (half the wall time); 10 s
 	# each (make fuzz-smoke alone: 30), for make check within 30 minutes
-	$(MAKE) fuzz-smoke FUZZ_PARALLEL=2 FUZZ_SMOKE_SECONDS=20
+	$(MAKE) fuzz-smoke FUZZ_PARALLEL=2 FUZZ_SMOKE_SECONDS=10
 
 clean:
 	rm -rf build build32 build-asan
