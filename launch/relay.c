@@ -147,8 +147,7 @@ static bool parse_ranks(struct cq_relay_task *t, const char *list, size_t n)
 	return true;
 }
 
-static struct cq_error *file_end(struct cq_relay_task *t, const struct cq_outdir *dir, const struct cq_outdir *subdirs,
-				 unsigned nsamples, struct cq_relay_event *ev)
+static struct cq_error *file_end(struct cq_relay_task *t, struct cq_relay_event *ev)
 {
 	if (t->zhave != t->zsize)
 		return bad(t, "a file ended before its bytes did");
@@ -171,9 +170,6 @@ static struct cq_error *file_end(struct cq_relay_task *t, const struct cq_outdir
 	ev->what = CQ_RELAY_FILE;
 	ev->sample = t->sample;
 	snprintf(ev->text, sizeof(ev->text), "%s", t->name);
-	(void)dir;
-	(void)subdirs;
-	(void)nsamples;
 	return NULL;
 }
 
@@ -229,7 +225,7 @@ struct cq_error *cq_relay_take(struct cq_relay_task *t, const char *line, const 
 	if (IS("eof")) {
 		if (!t->receiving)
 			return bad(t, "an end of file outside a file");
-		return file_end(t, dir, subdirs, nsamples, ev);
+		return file_end(t, ev);
 	}
 	if (IS("doc")) {
 		size_t len = strlen(arg);

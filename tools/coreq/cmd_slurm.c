@@ -381,7 +381,7 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 	/* the per-node coreq: this binary, at the same path on every node; a donor given by a
 	 * relative path, as seen from here */
 	char ms[16], ns[16], iv[16], donors[PATH_MAX];
-	unsigned max_stop = cli->live.max_stop_ms ? cli->live.max_stop_ms : 3000;
+	unsigned max_stop = cli->live.max_stop_ms ? cli->live.max_stop_ms : CQ_LIVE_MAX_STOP_MS;
 	snprintf(ms, sizeof(ms), "%u", max_stop);
 	snprintf(ns, sizeof(ns), "%u", f.nsamples);
 	snprintf(iv, sizeof(iv), "%u", cli->interval_ms);
@@ -510,7 +510,7 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 	} else {
 		json_decref(snaps);
 	}
-	if (nranks && json_array_size(doc ? json_object_get(doc, "snapshots") : snaps ? snaps : NULL) + 1)
+	if (nranks)
 		verdict_of(&f, self, abs, doc);
 	if (doc)
 		cq_emit_json(doc);
@@ -717,9 +717,8 @@ int cq_cmd_slurm_gather(struct cq_cli *cli, const char *what)
 	int rc = CQ_EXIT_OK;
 	if (err)
 		rc = cq_fail(err);
-	size_t ndocs = 0, nfiles = 0;
+	size_t ndocs = 0;
 	for (size_t i = 0; i < f.job.nnodes; i++) {
-		nfiles += (size_t)json_integer_value(json_object_get(f.tasks[i].doc, "files"));
 		if (f.tasks[i].rc < 0) {
 			fprintf(stderr, "coreq: node %s: its coreq ended without a result\n", node_of(&f, (long)i));
 			f.broke = true;
@@ -773,6 +772,5 @@ int cq_cmd_slurm_gather(struct cq_cli *cli, const char *what)
 	if (mine)
 		rmdir(abs);
 	cq_slurm_job_free(&f.job);
-	(void)nfiles;
 	return rc;
 }
