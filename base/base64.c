@@ -21,8 +21,7 @@ void cq_base64_encode(const uint8_t *in, size_t n, char *out)
 	out[o] = 0;
 }
 
-/* A character's value, -1 outside the alphabet. */
-static int value(char c)
+int cq_base64_value(unsigned char c)
 {
 	if (c >= 'A' && c <= 'Z')
 		return c - 'A';
@@ -43,7 +42,7 @@ bool cq_base64_decode(const char *in, size_t len, uint8_t *out, size_t *n)
 		int pad = last ? (in[i + 3] == '=') + (in[i + 2] == '=' && in[i + 3] == '=') : 0;
 		uint32_t v = 0;
 		for (int k = 0; k < 4; k++) {
-			int x = k >= 4 - pad ? 0 : value(in[i + k]);
+			int x = k >= 4 - pad ? 0 : cq_base64_value((unsigned char)in[i + k]);
 			if (x < 0)
 				return false;
 			v = v << 6 | (uint32_t)x;

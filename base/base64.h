@@ -19,6 +19,10 @@ static inline size_t cq_base64_len(size_t n)
 	return (n + 2) / 3 * 4;
 }
 
+/** The value of base64 character @p c (0..63), -1 for one outside the alphabet ('=' too):
+ * for decoders that take their input piece by piece (input/apport.c's streaming one). */
+int cq_base64_value(unsigned char c);
+
 /** @p n bytes of @p in as base64 into @p out (cq_base64_len(n) characters and a NUL). */
 void cq_base64_encode(const uint8_t *in, size_t n, char *out);
 

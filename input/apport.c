@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/base64.h"
+
 #define CHUNK (64 * 1024)
 /* apport's keys are short words ("ExecutablePath", "Dependencies"); a longer "key" is not
  * a report's */
@@ -67,17 +69,6 @@ static bool key_char(unsigned char c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
 	       c == '.' || c == '-';
-}
-
-static int b64_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	return c == '+' ? 62 : c == '/' ? 63 : -1;
 }
 
 /* "'x'" for a printable byte, "byte 0x01" for others: the message stays one clean line */
@@ -137,7 +128,7 @@ static struct cq_error *core_char(struct parser *p, unsigned char c)
 {
 	if (p->closed)
 		return bad_base64(p, "data after the line's '=' padding:", c);
-	int v = b64_value(c);
+	int v = cq_base64_value(c);
 	if (c == '=') {
 		if (p->nq < 2)
 			return bad_base64(p, "'=' padding where data must be", 0);
