@@ -123,6 +123,11 @@ int cq_cmd_snapshot_node(struct cq_cli *cli);
  * (@p what: "mqd", one per core; "stacks", the node's tree) and sent back, then merged here
  * (the job view; the tree), as `coreq mqd|stacks DOCS...` would. */
 int cq_cmd_slurm_gather(struct cq_cli *cli, const char *what);
+/** The options a node's coreq (and, with @p merge, the merge of what the nodes sent: --json,
+ * --dot, --svg) takes from this one's (--types, --mqd-plugin, --mqd-trusted-dir, --threads)
+ * into @p argv from argv[*@p n] on: 9 slots at most (cmd_slurm.c). */
+void cq_slurm_pass_options(const struct cq_cli *cli, char **argv, size_t *n, bool merge);
+
 /** Its side on one node (--slurm-node). */
 int cq_cmd_slurm_docs(struct cq_cli *cli, const char *what);
 int cq_cmd_stacks(struct cq_cli *cli);

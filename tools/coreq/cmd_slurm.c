@@ -273,6 +273,37 @@ static void verdict_of(struct front *f, const char *self, const char *abs, json_
 	globfree(&g);
 }
 
+/* The options a node's coreq and the merge take from this one's, after @p argv[*n]. */
+void cq_slurm_pass_options(const struct cq_cli *cli, char **argv, size_t *n, bool merge)
+{
+	if (cli->opts.type_donors) {
+		argv[(*n)++] = "--types";
+		argv[(*n)++] = (char *)cli->opts.type_donors;
+	}
+	if (cli->mqd.dll) {
+		argv[(*n)++] = "--mqd-plugin";
+		argv[(*n)++] = (char *)cli->mqd.dll;
+	}
+	if (cli->mqd.trusted_dirs) {
+		argv[(*n)++] = "--mqd-trusted-dir";
+		argv[(*n)++] = (char *)cli->mqd.trusted_dirs;
+	}
+	if (cli->all_threads)
+		argv[(*n)++] = "--threads";
+	if (!merge)
+		return;
+	if (cli->json)
+		argv[(*n)++] = "--json";
+	if (cli->dot) {
+		argv[(*n)++] = "--dot";
+		argv[(*n)++] = (char *)cli->dot;
+	}
+	if (cli->svg) {
+		argv[(*n)++] = "--svg";
+		argv[(*n)++] = (char *)cli->svg;
+	}
+}
+
 /* The conversation with the nodes through srun @p r until every node is done, srun's output
  * ends, or the bound: the cuts (stop, go) as the nodes are ready and have read, the files
  * and documents they send into f->dir; srun ended after. */
@@ -404,18 +435,9 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 	if (cli->opts.type_donors) {
 		if (!realpath(cli->opts.type_donors, donors))
 			snprintf(donors, sizeof(donors), "%s", cli->opts.type_donors);
-		cmd[c++] = "--types";
-		cmd[c++] = donors;
 		cli->opts.type_donors = donors;
 	}
-	if (cli->mqd.dll) {
-		cmd[c++] = "--mqd-plugin";
-		cmd[c++] = (char *)cli->mqd.dll;
-	}
-	if (cli->mqd.trusted_dirs) {
-		cmd[c++] = "--mqd-trusted-dir";
-		cmd[c++] = (char *)cli->mqd.trusted_dirs;
-	}
+	cq_slurm_pass_options(cli, cmd, &c, false);
 	if (cli->allow_nondumpable)
 		cmd[c++] = "--allow-non-dumpable";
 	cmd[c] = NULL;
@@ -530,37 +552,6 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 	return rc;
 }
 
-/* The options a node's coreq and the merge take from this one's, after @p argv[*n]. */
-static void pass_options(const struct cq_cli *cli, char **argv, size_t *n, bool merge)
-{
-	if (cli->opts.type_donors) {
-		argv[(*n)++] = "--types";
-		argv[(*n)++] = (char *)cli->opts.type_donors;
-	}
-	if (cli->mqd.dll) {
-		argv[(*n)++] = "--mqd-plugin";
-		argv[(*n)++] = (char *)cli->mqd.dll;
-	}
-	if (cli->mqd.trusted_dirs) {
-		argv[(*n)++] = "--mqd-trusted-dir";
-		argv[(*n)++] = (char *)cli->mqd.trusted_dirs;
-	}
-	if (cli->all_threads)
-		argv[(*n)++] = "--threads";
-	if (!merge)
-		return;
-	if (cli->json)
-		argv[(*n)++] = "--json";
-	if (cli->dot) {
-		argv[(*n)++] = "--dot";
-		argv[(*n)++] = (char *)cli->dot;
-	}
-	if (cli->svg) {
-		argv[(*n)++] = "--svg";
-		argv[(*n)++] = (char *)cli->svg;
-	}
-}
-
 int cq_cmd_slurm_docs(struct cq_cli *cli, const char *what)
 {
 	char node[256], self[PATH_MAX];
@@ -605,7 +596,7 @@ int cq_cmd_slurm_docs(struct cq_cli *cli, const char *what)
 		argv[n++] = self;
 		argv[n++] = (char *)what;
 		argv[n++] = "--json";
-		pass_options(cli, argv, &n, false);
+		cq_slurm_pass_options(cli, argv, &n, false);
 		if (!strcmp(what, "mqd"))
 			argv[n++] = files[k];
 		else
@@ -697,7 +688,7 @@ int cq_cmd_slurm_gather(struct cq_cli *cli, const char *what)
 		cmd[c++] = (char *)what;
 		cmd[c++] = "--slurm-node";
 		cmd[c++] = (char *)cli->slurm;
-		pass_options(cli, cmd, &c, false);
+		cq_slurm_pass_options(cli, cmd, &c, false);
 		for (int i = 0; i < cli->nargs; i++)
 			cmd[c++] = cli->args[i];
 	}
@@ -741,7 +732,7 @@ int cq_cmd_slurm_gather(struct cq_cli *cli, const char *what)
 		if (m) {
 			m[n++] = self;
 			m[n++] = (char *)what;
-			pass_options(cli, m, &n, true);
+			cq_slurm_pass_options(cli, m, &n, true);
 			for (size_t i = 0; i < ndocs; i++)
 				m[n++] = g.gl_pathv[i];
 			/* its output is this command's: stdout and stderr as they are */

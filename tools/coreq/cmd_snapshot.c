@@ -434,18 +434,7 @@ static bool rank_document(struct cq_cli *cli, const char *core, const char *docp
 	argv[n++] = self;
 	argv[n++] = "mqd";
 	argv[n++] = "--json";
-	if (cli->opts.type_donors) {
-		argv[n++] = "--types";
-		argv[n++] = (char *)cli->opts.type_donors;
-	}
-	if (cli->mqd.dll) {
-		argv[n++] = "--mqd-plugin";
-		argv[n++] = (char *)cli->mqd.dll;
-	}
-	if (cli->mqd.trusted_dirs) {
-		argv[n++] = "--mqd-trusted-dir";
-		argv[n++] = (char *)cli->mqd.trusted_dirs;
-	}
+	cq_slurm_pass_options(cli, argv, &n, false);
 	argv[n++] = (char *)core;
 	argv[n] = NULL;
 	char *out = NULL, *said = NULL;
