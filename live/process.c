@@ -50,6 +50,20 @@ struct page_log {
 	struct cq_mem_range r[LOG_MAX];
 };
 
+/* The pages that small reads fell in, kept while the process is held: a model's reads of
+ * a held process are mostly of a few dozen bytes (program headers one by one, link maps,
+ * notes, a frame's words), and each pread of /proc/PID/mem costs a walk of the target's
+ * page tables. While held the memory cannot change (every thread stopped; a thread that
+ * did not stop is never read through this model's pages: its process is read only by what
+ * the hold allows), so a page once read serves every later small read of it. Direct-mapped
+ * by page number: 64 pages, 256 KiB. */
+#define CACHE_PAGE 4096u
+#define CACHE_SLOTS 64u
+struct page_cache {
+	uint64_t page[CACHE_SLOTS]; /* the page's address + 1 (0: the slot is empty) */
+	uint8_t data[CACHE_SLOTS][CACHE_PAGE];
+};
+
 struct live {
 	int pid;
 	pid_t reader;                 /* the thread whose /proc entries give the memory (the main
@@ -68,6 +82,7 @@ struct live {
 	pid_t *unstopped_tids;
 	long long fail_after;         /* tests only (COREQ_TEST_LIVE_MEM_FAIL): reads fail from
 					 this many on; -1: never */
+	struct page_cache *cache;     /* small reads' pages (NULL: none, every read the kernel's) */
 };
 
 static void record(struct live *l, uint64_t start, uint64_t end)
@@ -133,6 +148,30 @@ static uint64_t live_held(const struct cq_core *core, const struct cq_segment *s
 	return s->filesz;
 }
 
+/* A read of @p n bytes at @p addr served from the page it falls in (read whole into the
+ * cache first): true with *@p r the bytes given (to the page's end at most); false where
+ * the read is not a small one inside a page of segment @p s, or the page could not be read
+ * whole (the read is then the kernel's, and its failure said as one). */
+static bool cached_read(struct live *l, const struct cq_segment *s, uint64_t addr, void *buf, size_t n, ssize_t *r)
+{
+	uint64_t page = addr & ~(uint64_t)(CACHE_PAGE - 1);
+	if (n >= CACHE_PAGE / 2 || page < s->vaddr || page + CACHE_PAGE > s->vaddr + s->filesz)
+		return false;
+	if (!l->cache && !(l->cache = calloc(1, sizeof(*l->cache))))
+		return false;
+	unsigned slot = (unsigned)(page / CACHE_PAGE) % CACHE_SLOTS;
+	if (l->cache->page[slot] != page + 1) {
+		l->cache->page[slot] = 0;
+		if (pread(l->mem_fd, l->cache->data[slot], CACHE_PAGE, (off_t)page) != (ssize_t)CACHE_PAGE)
+			return false;
+		l->cache->page[slot] = page + 1;
+	}
+	size_t off = (size_t)(addr - page), k = n < CACHE_PAGE - off ? n : CACHE_PAGE - off;
+	memcpy(buf, l->cache->data[slot] + off, k);
+	*r = (ssize_t)k;
+	return true;
+}
+
 static struct cq_error *live_read(struct cq_core *core, const struct cq_segment *s, uint64_t addr, void *buf,
 				  size_t len, size_t *got)
 {
@@ -148,6 +187,8 @@ static struct cq_error *live_read(struct cq_core *core, const struct cq_segment 
 			__atomic_load_n(&l->log->reads_failed, __ATOMIC_RELAXED)) >= l->fail_after) {
 		r = -1; /* tests only: as the kernel refuses a read */
 		errno = EIO;
+	} else if (cached_read(l, s, addr, buf, n, &r)) {
+		/* served from (or read into) the page cache */
 	} else {
 		r = pread(l->mem_fd, buf, n, (off_t)addr);
 	}
@@ -175,6 +216,7 @@ static void live_close(struct cq_core *core)
 		close(l->mem_fd);
 	if (l) {
 		free(l->pages);
+		free(l->cache);
 		free(l->unstopped_tids);
 		if (l->log)
 			munmap(l->log, sizeof(*l->log));

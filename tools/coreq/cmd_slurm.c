@@ -273,6 +273,55 @@ static void verdict_of(struct front *f, const char *self, const char *abs, json_
 	globfree(&g);
 }
 
+/* The paths a node's coreq is given, absolute: it runs in / (srun --chdir=/), and a
+ * relative donor, DLL or trusted directory named from here would be another file there. */
+struct abs_paths {
+	char donors[PATH_MAX], dll[PATH_MAX], trusted[PATH_MAX];
+};
+
+/* @p list (':'-separated) with each relative element made absolute from the working
+ * directory (its real path where it exists), into @p out; false where it does not fit. */
+static bool absolute_list(const char *list, char *out, size_t size)
+{
+	char cwd[PATH_MAX], one[PATH_MAX], real[PATH_MAX];
+	size_t used = 0;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return false;
+	for (const char *p = list;;) {
+		size_t len = strcspn(p, ":");
+		if (len >= sizeof(one))
+			return false;
+		memcpy(one, p, len);
+		one[len] = 0;
+		const char *abs = one;
+		if (*one && *one != '/') {
+			if (realpath(one, real))
+				abs = real;
+			else if (snprintf(real, sizeof(real), "%s/%s", cwd, one) < (int)sizeof(real))
+				abs = real;
+			else
+				return false;
+		}
+		int w = snprintf(out + used, size - used, "%s%s", used ? ":" : "", abs);
+		if (w < 0 || (size_t)w >= size - used)
+			return false;
+		used += (size_t)w;
+		if (!p[len])
+			return true;
+		p += len + 1;
+	}
+}
+
+static void absolute_paths(struct cq_cli *cli, struct abs_paths *a)
+{
+	if (cli->opts.type_donors && absolute_list(cli->opts.type_donors, a->donors, sizeof(a->donors)))
+		cli->opts.type_donors = a->donors;
+	if (cli->mqd.dll && absolute_list(cli->mqd.dll, a->dll, sizeof(a->dll)))
+		cli->mqd.dll = a->dll;
+	if (cli->mqd.trusted_dirs && absolute_list(cli->mqd.trusted_dirs, a->trusted, sizeof(a->trusted)))
+		cli->mqd.trusted_dirs = a->trusted;
+}
+
 /* The options a node's coreq and the merge take from this one's, after @p argv[*n]. */
 void cq_slurm_pass_options(const struct cq_cli *cli, char **argv, size_t *n, bool merge)
 {
@@ -411,7 +460,7 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 	}
 	/* the per-node coreq: this binary, at the same path on every node; a donor given by a
 	 * relative path, as seen from here */
-	char ms[16], ns[16], iv[16], donors[PATH_MAX];
+	char ms[16], ns[16], iv[16];
 	unsigned max_stop = cli->live.max_stop_ms ? cli->live.max_stop_ms : CQ_LIVE_MAX_STOP_MS;
 	snprintf(ms, sizeof(ms), "%u", max_stop);
 	snprintf(ns, sizeof(ns), "%u", f.nsamples);
@@ -432,11 +481,8 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 	cmd[c++] = ns;
 	cmd[c++] = "--interval";
 	cmd[c++] = iv;
-	if (cli->opts.type_donors) {
-		if (!realpath(cli->opts.type_donors, donors))
-			snprintf(donors, sizeof(donors), "%s", cli->opts.type_donors);
-		cli->opts.type_donors = donors;
-	}
+	struct abs_paths paths;
+	absolute_paths(cli, &paths);
 	cq_slurm_pass_options(cli, cmd, &c, false);
 	if (cli->allow_nondumpable)
 		cmd[c++] = "--allow-non-dumpable";
@@ -654,7 +700,7 @@ int cq_cmd_slurm_gather(struct cq_cli *cli, const char *what)
 	if (err)
 		return cq_fail(err);
 	/* the documents: into -o DIR (kept), else a directory of ours, removed after */
-	char abs[PATH_MAX], self[PATH_MAX], donors[PATH_MAX];
+	char abs[PATH_MAX], self[PATH_MAX];
 	bool mine = !cli->output;
 	if (mine) {
 		const char *t = getenv("TMPDIR");
@@ -670,8 +716,8 @@ int cq_cmd_slurm_gather(struct cq_cli *cli, const char *what)
 	}
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[sl > 0 ? sl : 0] = 0;
-	if (cli->opts.type_donors && realpath(cli->opts.type_donors, donors))
-		cli->opts.type_donors = donors;
+	struct abs_paths paths;
+	absolute_paths(cli, &paths);
 	f.tasks = calloc(f.job.nnodes, sizeof(*f.tasks));
 	f.ended = calloc(f.job.nnodes, sizeof(*f.ended));
 	f.read_upto = calloc(f.job.nnodes, sizeof(*f.read_upto));

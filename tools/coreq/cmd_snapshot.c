@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <stdio.h>
@@ -459,6 +460,48 @@ static bool rank_document(struct cq_cli *cli, const char *core, const char *docp
 	return ok;
 }
 
+/* The name of sample @p k of @p n's directory: sample1.., as wide as the last. */
+static void sample_name(unsigned k, unsigned n, char *buf, size_t size)
+{
+	snprintf(buf, size, "sample%0*u", snprintf(NULL, 0, "%u", n), k);
+}
+
+/* What a node sends of one cut, after the resume: each rank's MPI document (coreq mqd
+ * --json of its core, made here: the job view is then made of documents, the nodes' work
+ * done in parallel; a child per rank, its DLL and bounds as `coreq mqd` has them), and the
+ * cores and documents themselves through srun's output where @p send (DIR not shared).
+ * @p list's entries [@p from, @p to) are the cut's snapshots, written into @p dir (at
+ * @p base / @p subname by name); @p sample 0: the only one. Returns an exit status. */
+static int send_sample(struct cq_cli *cli, const struct cq_outdir *dir, const char *base, const char *subname,
+		       unsigned sample, json_t *list, size_t from, size_t to, bool send)
+{
+	int rc = CQ_EXIT_OK;
+	for (size_t i = from; i < to; i++) {
+		json_t *o = json_array_get(list, i);
+		int r = (int)json_integer_value(json_object_get(o, "rank"));
+		char name[64], path[PATH_MAX], shown[PATH_MAX], docname[64], docpath[PATH_MAX], dshown[PATH_MAX];
+		snprintf(name, sizeof(name), "rank%d.core", r);
+		snprintf(docname, sizeof(docname), "rank%d.mqd.json", r);
+		cq_outdir_file(dir, name, path, sizeof(path), shown, sizeof(shown));
+		cq_outdir_file(dir, docname, docpath, sizeof(docpath), dshown, sizeof(dshown));
+		/* the child opens the core by its name (not through this process's descriptor) */
+		char named[PATH_MAX];
+		snprintf(named, sizeof(named), "%s%s%s/%s", base, *subname ? "/" : "", subname, name);
+		if (!rank_document(cli, named, docpath))
+			*docpath = 0;
+		struct cq_error *e = send ? cq_relay_send_file(stdout, sample, name, path) : NULL;
+		if (!e && send && *docpath)
+			e = cq_relay_send_file(stdout, sample, docname, docpath);
+		if (e) {
+			printf("CQ1 error %s\n", cq_esc(e->message));
+			rc = rc ? rc : cq_exit_for(e);
+			cq_error_destroy(e);
+		}
+		fflush(stdout);
+	}
+	return rc;
+}
+
 int cq_cmd_snapshot_node(struct cq_cli *cli)
 {
 	long long job_id, step_id;
@@ -521,20 +564,27 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 	unsigned nsamples = cli->samples ? cli->samples : 1;
 	unsigned max_stop = cli->live.max_stop_ms ? cli->live.max_stop_ms : CQ_LIVE_MAX_STOP_MS;
 	json_t *list = json_array();
+	struct cq_outdir *subs = calloc(nsamples, sizeof(*subs));
+	size_t *upto = calloc(nsamples + 1, sizeof(*upto)); /* list's entries of sample k: [upto[k-1], upto[k]) */
+	if (!list || !subs || !upto) {
+		printf("CQ1 error %s\n", cq_error_nomem.message);
+		rc = rc ? rc : CQ_EXIT_INTERNAL;
+	}
+	for (unsigned k = 0; subs && k < nsamples; k++)
+		subs[k] = (struct cq_outdir){-1, NULL};
+	unsigned taken = 0;
 	for (unsigned k = 1; !rc && job.n && k <= nsamples; k++) {
-		struct cq_outdir sub = {-1, NULL};
 		const struct cq_outdir *dir = &top;
-		char subname[32] = "";
 		if (nsamples > 1) {
-			int width = snprintf(NULL, 0, "%u", nsamples);
-			snprintf(subname, sizeof(subname), "sample%0*u", width, k);
-			if ((err = cq_outdir_sub(&top, subname, &sub))) {
+			char subname[32];
+			sample_name(k, nsamples, subname, sizeof(subname));
+			if ((err = cq_outdir_sub(&top, subname, &subs[k - 1]))) {
 				rc = cq_exit_for(err);
 				printf("CQ1 error %s\n", cq_esc(err->message));
 				cq_error_destroy(err);
 				break;
 			}
-			dir = &sub;
+			dir = &subs[k - 1];
 		}
 		/* the cut: the front end says when (every node stops its ranks at once: "stop K",
 		 * after --interval since the last), then every rank here is stopped and read, and
@@ -543,7 +593,6 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 			printf("CQ1 error no \"stop %u\" from the front end: its ranks were not stopped\n", k);
 			fflush(stdout);
 			rc = CQ_EXIT_JOB;
-			cq_outdir_close(&sub);
 			break;
 		}
 		long long first = cq_run_now_ms();
@@ -588,6 +637,8 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 			if (nsamples > 1)
 				json_object_set_new(o, "sample", json_integer(k));
 		}
+		upto[k] = json_array_size(list);
+		taken = k;
 		if (err) {
 			rc = cq_exit_for(err);
 			printf("CQ1 error %s\n", cq_esc(err->message));
@@ -597,36 +648,26 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 			printf("CQ1 resumed %u %lld\n", k, held);
 		}
 		fflush(stdout);
-		/* each rank's MPI document (coreq mqd --json of its core), made here, after the
-		 * resume: the job view is then made of documents, the nodes' work done in parallel
-		 * (a child per rank: its DLL and bounds as `coreq mqd` has them) */
-		for (size_t i = before; i < json_array_size(list); i++) {
-			json_t *o = json_array_get(list, i);
-			int r = (int)json_integer_value(json_object_get(o, "rank"));
-			char name[64], path[PATH_MAX], shown[PATH_MAX], docname[64], docpath[PATH_MAX], dshown[PATH_MAX];
-			snprintf(name, sizeof(name), "rank%d.core", r);
-			snprintf(docname, sizeof(docname), "rank%d.mqd.json", r);
-			cq_outdir_file(dir, name, path, sizeof(path), shown, sizeof(shown));
-			cq_outdir_file(dir, docname, docpath, sizeof(docpath), dshown, sizeof(dshown));
-			/* the child opens the core by its name (not through this process's descriptor) */
-			char named[PATH_MAX];
-			snprintf(named, sizeof(named), "%s%s%s/%s", shared ? cli->slurm_dir : local, *subname ? "/" : "",
-				 subname, name);
-			if (!rank_document(cli, named, docpath))
-				*docpath = 0;
-			/* the cores (and documents) back through srun's output where DIR is not shared */
-			struct cq_error *e = shared ? NULL : cq_relay_send_file(stdout, nsamples > 1 ? k : 0, name, path);
-			if (!e && !shared && *docpath)
-				e = cq_relay_send_file(stdout, nsamples > 1 ? k : 0, docname, docpath);
-			if (e) {
-				printf("CQ1 error %s\n", cq_esc(e->message));
-				rc = rc ? rc : cq_exit_for(e);
-				cq_error_destroy(e);
-			}
-			fflush(stdout);
-		}
-		cq_outdir_close(&sub);
 	}
+	/* what is made of the cuts, once the last is resumed: nothing of it runs between two
+	 * samples (it would take the CPUs the ranks' progress is sampled on), and it yields to
+	 * the job (niced: on a node, and in a test where nodes share CPUs, the coreq of a node
+	 * still holding its ranks, and Slurm's forwarding of its "go", come first) */
+	if (taken && setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + 10) != 0)
+		errno = 0; /* a niceness that cannot rise: the work is done as it is */
+	for (unsigned k = 1; k <= taken; k++) {
+		char subname[32] = "";
+		if (nsamples > 1)
+			sample_name(k, nsamples, subname, sizeof(subname));
+		int r = send_sample(cli, nsamples > 1 ? &subs[k - 1] : &top, shared ? cli->slurm_dir : local, subname,
+				    nsamples > 1 ? k : 0, list, upto[k - 1], upto[k], !shared);
+		if (r && !rc)
+			rc = r;
+	}
+	for (unsigned k = 0; subs && k < nsamples; k++)
+		cq_outdir_close(&subs[k]);
+	free(subs);
+	free(upto);
 	cq_outdir_close(&top);
 	if (*local)
 		remove_local(local);
