@@ -59,6 +59,7 @@ struct front {
 	struct cq_outdir dir, *subdirs;
 	unsigned nsamples;
 	unsigned released;           /* the last sample "go" was written for */
+	bool sent_after;             /* "send" written: every node resumed the last sample */
 	long long first_read_ms;     /* when the first node said it read the current sample */
 	int srun_in;
 	int problems;
@@ -123,6 +124,26 @@ static void release(struct front *f, unsigned k)
 	f->first_read_ms = 0;
 }
 
+/* The cut's next step, as far as the nodes have come at @p now: "go K" once every node has
+ * read sample K; the next "stop" once every node resumed the last (and --interval after
+ * it); "send K" once every node resumed the last sample, K: from then on the nodes make
+ * and send what they took. No node's own work runs while another still holds ranks: where
+ * nodes share CPUs (a test's cluster, a node with the front end on it), it would delay
+ * that node's read and the "go" that ends its hold. */
+static void advance(struct front *f, long long now)
+{
+	if (f->released < f->nsamples && f->stopped > f->released && all_read(f, f->released + 1))
+		release(f, f->released + 1);
+	if (f->stopped == f->released && f->stopped < f->nsamples && all_ready(f, f->stopped) &&
+	    (!f->stopped || now - f->stop_ms >= f->cli->interval_ms))
+		stop_next(f);
+	if (f->stopped == f->nsamples && f->released == f->nsamples && !f->sent_after && f->srun_in >= 0 &&
+	    all_ready(f, f->nsamples)) {
+		dprintf(f->srun_in, "send %u\n", f->nsamples);
+		f->sent_after = true;
+	}
+}
+
 static void on_stdout(struct front *f, const char *line)
 {
 	const char *rest;
@@ -166,11 +187,7 @@ static void on_stdout(struct front *f, const char *line)
 	default:
 		break;
 	}
-	if (f->released < f->nsamples && f->stopped > f->released && all_read(f, f->released + 1))
-		release(f, f->released + 1);
-	if (f->stopped == f->released && f->stopped < f->nsamples && all_ready(f, f->stopped) &&
-	    (!f->stopped || cq_run_now_ms() - f->stop_ms >= f->cli->interval_ms))
-		stop_next(f);
+	advance(f, cq_run_now_ms());
 }
 
 static void on_stderr(struct front *f, const char *line)
@@ -384,12 +401,7 @@ static void relay(struct front *f, struct cq_run *r, unsigned max_stop)
 							"nodes resumed without it\n", node_of(f, (long)i), f->released + 1, max_stop);
 			release(f, f->released + 1);
 		}
-		if (f->released < f->nsamples && f->stopped > f->released && all_read(f, f->released + 1))
-			release(f, f->released + 1);
-		/* the next cut: once every node is ready for it (and --interval after the last) */
-		if (f->stopped == f->released && f->stopped < f->nsamples && all_ready(f, f->stopped) &&
-		    (!f->stopped || now - f->stop_ms >= f->cli->interval_ms))
-			stop_next(f);
+		advance(f, now);
 		if (now > bound) {
 			fprintf(stderr, "coreq: srun did not end within %lld s: stopped (its nodes' coreq end with it, "
 					"and so their holds)\n", (bound - t0) / 1000);
@@ -749,6 +761,7 @@ int cq_cmd_slurm_gather(struct cq_cli *cli, const char *what)
 	if (!err) {
 		/* no cut: every node is "read" at once (no rank held); the bound is the run's */
 		f.stopped = f.released = f.nsamples;
+		f.sent_after = true;
 		relay(&f, &r, 600000);
 	}
 	int rc = CQ_EXIT_OK;

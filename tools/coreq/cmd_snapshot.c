@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <stdio.h>
@@ -649,12 +648,13 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 		}
 		fflush(stdout);
 	}
-	/* what is made of the cuts, once the last is resumed: nothing of it runs between two
-	 * samples (it would take the CPUs the ranks' progress is sampled on), and it yields to
-	 * the job (niced: on a node, and in a test where nodes share CPUs, the coreq of a node
-	 * still holding its ranks, and Slurm's forwarding of its "go", come first) */
-	if (taken && setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + 10) != 0)
-		errno = 0; /* a niceness that cannot rise: the work is done as it is */
+	/* what is made of the cuts, once every node resumed the last ("send K"): nothing of it
+	 * runs between two samples (it would take the CPUs the ranks' progress is sampled on),
+	 * nor while another node still holds its ranks (where nodes share CPUs, its read and
+	 * its "go" would wait for this). Without the word (the front end gone, a node that
+	 * never answers), after the bound of a hold. */
+	if (taken == nsamples)
+		wait_for_line("send", nsamples, cq_run_now_ms() + max_stop);
 	for (unsigned k = 1; k <= taken; k++) {
 		char subname[32] = "";
 		if (nsamples > 1)
