@@ -127,6 +127,10 @@ int cq_cmd_slurm_gather(struct cq_cli *cli, const char *what);
  * --dot, --svg) takes from this one's (--types, --mqd-plugin, --mqd-trusted-dir, --threads)
  * into @p argv from argv[*@p n] on: 9 slots at most (cmd_slurm.c). */
 void cq_slurm_pass_options(const struct cq_cli *cli, char **argv, size_t *n, bool merge);
+/** The directory of sample @p k (from 1) of @p n (snapshot --samples, cmd_snapshot.c):
+ * "sample1".., the numbers as wide as the last (sample01 ... sample12: DIR/sample* lists
+ * them in order); what a node writes and the front end reads must agree. */
+void cq_sample_dir_name(unsigned k, unsigned n, char *buf, size_t size);
 
 /** Its side on one node (--slurm-node). */
 int cq_cmd_slurm_docs(struct cq_cli *cli, const char *what);

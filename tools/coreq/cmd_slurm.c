@@ -467,7 +467,7 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 		f.tasks[i].rc = -1;
 	for (unsigned k = 0; !err && f.nsamples > 1 && k < f.nsamples; k++) {
 		char name[32];
-		snprintf(name, sizeof(name), "sample%0*u", snprintf(NULL, 0, "%u", f.nsamples), k + 1);
+		cq_sample_dir_name(k + 1, f.nsamples, name, sizeof(name));
 		err = cq_outdir_sub(&f.dir, name, &f.subdirs[k]);
 	}
 	/* the per-node coreq: this binary, at the same path on every node; a donor given by a
@@ -528,10 +528,11 @@ int cq_cmd_snapshot_slurm(struct cq_cli *cli)
 			char name[64], p[PATH_MAX];
 			snprintf(name, sizeof(name), "rank%d.core", (int)json_integer_value(json_object_get(o, "rank")));
 			json_int_t s = json_integer_value(json_object_get(o, "sample"));
-			if (f.nsamples > 1)
-				snprintf(p, sizeof(p), "%s/sample%0*d/%s", f.dir.display, snprintf(NULL, 0, "%u", f.nsamples),
-					 (int)s, name);
-			else
+			if (f.nsamples > 1) {
+				char sub[32];
+				cq_sample_dir_name(s > 0 ? (unsigned)s : 0, f.nsamples, sub, sizeof(sub));
+				snprintf(p, sizeof(p), "%s/%s/%s", f.dir.display, sub, name);
+			} else
 				snprintf(p, sizeof(p), "%s/%s", f.dir.display, name);
 			json_object_set_new(o, "path", json_string(p));
 			json_t *h = json_object_get(o, "held_ms");

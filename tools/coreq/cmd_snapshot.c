@@ -459,8 +459,7 @@ static bool rank_document(struct cq_cli *cli, const char *core, const char *docp
 	return ok;
 }
 
-/* The name of sample @p k of @p n's directory: sample1.., as wide as the last. */
-static void sample_name(unsigned k, unsigned n, char *buf, size_t size)
+void cq_sample_dir_name(unsigned k, unsigned n, char *buf, size_t size)
 {
 	snprintf(buf, size, "sample%0*u", snprintf(NULL, 0, "%u", n), k);
 }
@@ -576,7 +575,7 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 		const struct cq_outdir *dir = &top;
 		if (nsamples > 1) {
 			char subname[32];
-			sample_name(k, nsamples, subname, sizeof(subname));
+			cq_sample_dir_name(k, nsamples, subname, sizeof(subname));
 			if ((err = cq_outdir_sub(&top, subname, &subs[k - 1]))) {
 				rc = cq_exit_for(err);
 				printf("CQ1 error %s\n", cq_esc(err->message));
@@ -658,7 +657,7 @@ int cq_cmd_snapshot_node(struct cq_cli *cli)
 	for (unsigned k = 1; k <= taken; k++) {
 		char subname[32] = "";
 		if (nsamples > 1)
-			sample_name(k, nsamples, subname, sizeof(subname));
+			cq_sample_dir_name(k, nsamples, subname, sizeof(subname));
 		int r = send_sample(cli, nsamples > 1 ? &subs[k - 1] : &top, shared ? cli->slurm_dir : local, subname,
 				    nsamples > 1 ? k : 0, list, upto[k - 1], upto[k], !shared);
 		if (r && !rc)
@@ -708,11 +707,9 @@ int cq_cmd_snapshot(struct cq_cli *cli)
 		struct cq_outdir sub = {-1, NULL};
 		const struct cq_outdir *dir = &top;
 		if (nsamples > 1) {
-			/* DIR/sample1, DIR/sample2, ...: one set of cores per sample; numbers of equal
-			 * width (sample01 ... sample12), so that DIR/sample* lists them in order */
-			int width = snprintf(NULL, 0, "%u", nsamples);
+			/* DIR/sample1, DIR/sample2, ...: one set of cores per sample */
 			char name[32];
-			snprintf(name, sizeof(name), "sample%0*u", width, k + 1);
+			cq_sample_dir_name(k + 1, nsamples, name, sizeof(name));
 			if ((derr = cq_outdir_sub(&top, name, &sub))) {
 				rc = cq_fail(derr);
 				break;
