@@ -53,10 +53,10 @@ struct page_log {
 /* The pages that small reads fell in, kept while the process is held: a model's reads of
  * a held process are mostly of a few dozen bytes (program headers one by one, link maps,
  * notes, a frame's words), and each pread of /proc/PID/mem costs a walk of the target's
- * page tables. While held the memory cannot change (every thread stopped; a thread that
- * did not stop is never read through this model's pages: its process is read only by what
- * the hold allows), so a page once read serves every later small read of it. Direct-mapped
- * by page number: 64 pages, 256 KiB. */
+ * page tables. While held, the stopped threads leave the memory as it is, so a page once
+ * read serves every later small read of it (a thread that did not stop, in D state or a
+ * vfork, may still write; read again or not, a page then gives its later reads one moment
+ * of it). Direct-mapped by page number: 64 pages, 256 KiB, freed with the model. */
 #define CACHE_PAGE 4096u
 #define CACHE_SLOTS 64u
 struct page_cache {
